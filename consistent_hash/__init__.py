@@ -1,0 +1,12 @@
+"""consistent_hash: consistent hashing at C speed.
+
+A NumPy/Cython hash ring with virtual nodes, weights and replicas, batch lookups that create
+no Python object per key, and a stable, documented key -> node mapping.
+"""
+
+from consistent_hash._ring import EmptyRingError
+from consistent_hash.ring import HashRing, vnode_count
+
+__version__ = "0.1.0"
+
+__all__ = ["EmptyRingError", "HashRing", "__version__", "vnode_count"]

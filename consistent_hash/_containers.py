@@ -1,0 +1,193 @@
+"""Key containers beyond lists and NumPy arrays: pyarrow, pandas, polars.
+
+Nothing here imports pyarrow or pandas at module import; a container is recognised by its
+type's module, and the library it comes from is imported only then.
+
+The batch entry points (route, hash_many, route_replicas) split a container into the parts
+the compiled keys stage reads directly:
+- chunked containers (pyarrow ChunkedArray) go through chunk by chunk into one output;
+- dictionary-encoded containers (pandas Categorical, Arrow dictionary) route their
+  categories once and then take by code;
+- everything else becomes a list, tuple, NumPy array or Arrow offsets + data buffers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from consistent_hash._ring import (
+    _Hasher,
+    _Ring,
+    _Router,
+    arrow_source,
+    hash_keys,
+    route_keys,
+)
+
+_ARROW_OFFSET_TYPES = {"string": False, "binary": False, "large_string": True,
+                       "large_binary": True, "utf8": False, "large_utf8": True}
+
+
+def _module(obj: Any) -> str:
+    return type(obj).__module__.split(".")[0]
+
+
+def _null_error(n_null: int, first: int) -> ValueError:
+    return ValueError(f"keys contain {n_null} null value(s), the first at position {first}; "
+                      "drop or fill them first (e.g. pyarrow.compute.fill_null)")
+
+
+def _arrow_null_check(arr: Any) -> None:
+    if arr.null_count:
+        valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False))
+        raise _null_error(int(arr.null_count), int(np.argmin(valid)))
+
+
+def _split(keys: Any) -> tuple[str, Any]:
+    """Classify a container: ("chunks", parts) | ("codes", (categories, codes)) | ("plain", x)."""
+    if isinstance(keys, (list, tuple, np.ndarray)):
+        return "plain", keys
+    mod = _module(keys)
+    if mod == "pyarrow":
+        import pyarrow as pa
+
+        if isinstance(keys, pa.ChunkedArray):
+            return "chunks", list(keys.chunks)
+        if isinstance(keys, pa.Array) and pa.types.is_dictionary(keys.type):
+            _arrow_null_check(keys)
+            codes = keys.indices.to_numpy(zero_copy_only=False)
+            return "codes", (keys.dictionary, codes)
+        return "plain", keys
+    if mod == "pandas":
+        import pandas as pd
+
+        if isinstance(keys, (pd.Series, pd.Index)):
+            if isinstance(keys.dtype, pd.CategoricalDtype):
+                codes = np.asarray(keys.cat.codes if isinstance(keys, pd.Series) else keys.codes)
+                if codes.size and codes.min() < 0:
+                    raise _null_error(int((codes < 0).sum()), int(np.argmin(codes)))
+                cats = keys.cat.categories if isinstance(keys, pd.Series) else keys.categories
+                return "codes", (cats.to_numpy(), codes)
+            arrow = _pandas_arrow(keys)
+            if arrow is not None:
+                return _split(arrow)
+            if keys.isna().any():
+                raise _null_error(int(keys.isna().sum()), int(np.argmax(keys.isna().to_numpy())))
+            return "plain", keys.to_numpy()
+    if mod == "polars":
+        return _split(keys.to_arrow())
+    return "plain", keys
+
+
+def _pandas_arrow(series: Any) -> Any:
+    """The Arrow data behind an Arrow-backed pandas Series, or None."""
+    import pandas as pd
+
+    dtype = series.dtype
+    if isinstance(dtype, pd.ArrowDtype) or (isinstance(dtype, pd.StringDtype)
+                                            and dtype.storage == "pyarrow"):
+        import pyarrow as pa
+
+        return pa.chunked_array(pa.array(series.array))
+    return None
+
+
+def convert_keys(keys: Any) -> Any:
+    """Called by the keys stage for containers other than list / tuple / ndarray."""
+    if _module(keys) == "pyarrow":
+        return _arrow_plain(keys)
+    kind, value = _split(keys)
+    if kind != "plain":
+        raise TypeError("internal error: chunked or dictionary keys reached the keys stage")
+    return list(value) if value is keys else value
+
+
+def _arrow_plain(arr: Any) -> Any:
+    import pyarrow as pa
+
+    if not isinstance(arr, pa.Array):
+        raise TypeError(f"unsupported pyarrow container {type(arr).__name__!r}")
+    t = arr.type
+    _arrow_null_check(arr)
+    if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
+        arr = arr.cast(pa.large_binary())
+        t = arr.type
+    name = str(t)
+    if name in _ARROW_OFFSET_TYPES:
+        large = _ARROW_OFFSET_TYPES[name]
+        bufs = arr.buffers()
+        odt = np.int64 if large else np.int32
+        offsets = np.frombuffer(bufs[1], dtype=odt)[arr.offset : arr.offset + len(arr) + 1]
+        data = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None
+                else np.empty(0, np.uint8))
+        if len(arr) == 0:
+            return np.empty(0, dtype=object)
+        return arrow_source(offsets, data, len(arr), large)
+    if pa.types.is_integer(t):
+        return arr.to_numpy(zero_copy_only=False)
+    raise TypeError(f"unsupported key array type {t}: use string, large_string, binary, "
+                    "large_binary, string_view or integer arrays")
+
+
+def route(router: _Router, hasher: _Hasher, keys: Any,
+          out: npt.NDArray[np.int32] | None = None) -> npt.NDArray[np.int32]:
+    """Node indices of keys in any supported container."""
+    kind, value = _split(keys)
+    if kind == "plain":
+        result: npt.NDArray[np.int32] = route_keys(router, hasher, value, out)
+        return result
+    if kind == "codes":
+        cats, codes = value
+        per_cat = route_keys(router, hasher, cats)
+        return _take(per_cat, codes, out)
+    parts = value
+    n = sum(len(p) for p in parts)
+    if out is None:
+        out = np.empty(n, dtype=np.int32)
+    elif out.shape != (n,):
+        raise ValueError(f"out has length {len(out)}, expected {n}")
+    s = 0
+    for p in parts:
+        route(router, hasher, p, out[s : s + len(p)])
+        s += len(p)
+    if n == 0:
+        route_keys(router, hasher, [], out)  # still raises on an empty router
+    return out
+
+
+def _take(values: npt.NDArray[Any], codes: npt.NDArray[Any],
+          out: npt.NDArray[Any] | None) -> npt.NDArray[Any]:
+    if out is None:
+        return values[codes]
+    if out.shape[0] != codes.shape[0]:
+        raise ValueError(f"out has length {out.shape[0]}, expected {codes.shape[0]}")
+    np.take(values, codes, out=out)
+    return out
+
+
+def hash_many(hasher: _Hasher, keys: Any) -> npt.NDArray[np.uint64]:
+    """uint64 hash of every key."""
+    kind, value = _split(keys)
+    if kind == "plain":
+        result: npt.NDArray[np.uint64] = hash_keys(hasher, value)
+        return result
+    if kind == "codes":
+        cats, codes = value
+        return hash_keys(hasher, cats)[codes]  # type: ignore[no-any-return]
+    return np.concatenate([hash_many(hasher, p) for p in value] or [np.empty(0, np.uint64)])
+
+
+def route_replicas(core: _Ring, keys: Any, r: int) -> npt.NDArray[np.int32]:
+    """int32[len(keys), r] replica indices of keys in any container."""
+    kind, value = _split(keys)
+    if kind == "plain":
+        result: npt.NDArray[np.int32] = core.replicas_of_keys(value, r)
+        return result
+    if kind == "codes":
+        cats, codes = value
+        return core.replicas_of_keys(cats, r)[codes]  # type: ignore[no-any-return]
+    parts = [route_replicas(core, p, r) for p in value]
+    return np.concatenate(parts) if parts else np.empty((0, r), dtype=np.int32)

@@ -1,0 +1,85 @@
+"""Argument checks shared by every router: one place for the messages users see."""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from consistent_hash._ring import HASH_IDS, SEED_LIMITS, _Hasher
+
+MAX_VNODES = 1_000_000
+MAX_TOTAL_VNODES = (1 << 31) - 9
+
+
+def check_int(value: Any, name: str, lo: int, hi: int | None = None) -> int:
+    """An int argument (not bool) within [lo, hi]."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__!r}")
+    v = operator.index(value)
+    if v < lo or (hi is not None and v > hi):
+        bound = f">= {lo}" if hi is None else f"between {lo} and {hi}"
+        raise ValueError(f"{name} must be {bound}, got {v}")
+    return v
+
+
+def check_weight(weight: Any, name: str = "weight") -> float:
+    """A weight: a real number, finite and > 0."""
+    if isinstance(weight, (bool, np.bool_)) or not isinstance(weight, (int, float, np.integer,
+                                                                       np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(weight).__name__!r}")
+    w = float(weight)
+    if not math.isfinite(w) or w <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {weight!r}")
+    return w
+
+
+def check_node(node: Any) -> str:
+    """A node name: a str that UTF-8 can encode (lone surrogates raise UnicodeEncodeError)."""
+    if not isinstance(node, str):
+        raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+    node.encode("utf-8")
+    return str(node)
+
+
+def make_hasher(hash: str | Callable[[bytes], int], seed: Any) -> tuple[_Hasher, str]:
+    """The hasher for a (hash, seed) argument pair, and the hash's name ('callable' for one)."""
+    if isinstance(hash, str):
+        if hash not in HASH_IDS:
+            raise ValueError(f"hash must be one of {sorted(HASH_IDS)} or a callable, got {hash!r}")
+        limit = SEED_LIMITS[hash]
+        s = check_int(seed, "seed", 0, limit - 1)
+        return _Hasher(HASH_IDS[hash], s, None), hash
+    if callable(hash):
+        check_int(seed, "seed", 0, 0)
+        return _Hasher(0, 0, hash), "callable"
+    raise TypeError(f"hash must be a str or a callable, got {type(hash).__name__!r}")
+
+
+def node_weights(nodes: Iterable[str] | Mapping[str, float]) -> dict[str, float]:
+    """Normalise the nodes argument (names, or a mapping name -> weight) to a dict."""
+    if isinstance(nodes, (str, bytes)):
+        raise TypeError("nodes must be an iterable of names or a mapping name -> weight, "
+                        f"not a single {type(nodes).__name__}")
+    out: dict[str, float] = {}
+    if isinstance(nodes, Mapping):
+        items: Iterable[tuple[Any, Any]] = nodes.items()
+    else:
+        try:
+            items = ((n, 1.0) for n in nodes)
+        except TypeError:
+            raise TypeError("nodes must be an iterable of names or a mapping name -> weight, "
+                            f"got {type(nodes).__name__!r}") from None
+    for node, weight in items:
+        name = check_node(node)
+        if name in out:
+            raise ValueError(f"duplicate node {name!r} in nodes")
+        out[name] = check_weight(weight, f"weight of node {name!r}")
+    return out
+
+
+def check_n(n: Any) -> int:
+    return check_int(n, "n", 1)

@@ -1,0 +1,57 @@
+"""Golden vectors: the key -> node mapping is a promise, pinned here.
+
+tests/data/ring_vectors.json is made by tests/data/make_vectors.py straight from the placement
+recipe with the reference hash packages (no consistent_hash code), so these tests check the
+library against an independent derivation, and any change to the mapping fails them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from consistent_hash import HashRing
+
+DATA = json.loads((Path(__file__).parent / "data" / "ring_vectors.json").read_text("utf-8"))
+CONFIGS = DATA["configs"]
+
+
+def _key(k: dict[str, str]) -> Any:
+    if "str" in k:
+        return k["str"]
+    if "bytes" in k:
+        return bytes.fromhex(k["bytes"])
+    return int(k["int"])
+
+
+def _ring(cfg: dict[str, Any]) -> HashRing:
+    return HashRing(cfg["nodes"], vnodes=cfg["vnodes"], hash=cfg["hash"], seed=cfg["seed"])
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=[c["name"] for c in CONFIGS])
+def test_vectors_scalar_and_batch(cfg: dict[str, Any]) -> None:
+    ring = _ring(cfg)
+    keys = [_key(k) for k, _ in cfg["vectors"]]
+    expected = [node for _, node in cfg["vectors"]]
+    assert [ring.get(k) for k in keys] == expected
+    assert ring.get_many(keys).tolist() == expected
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=[c["name"] for c in CONFIGS])
+def test_assignment_digest(cfg: dict[str, Any]) -> None:
+    ring = _ring(cfg)
+    keys = np.char.add("key-", np.arange(100_000).astype("U"))
+    names = ring.get_many(keys)
+    digest = hashlib.sha256("\n".join(names.tolist()).encode("utf-8")).hexdigest()
+    assert digest == cfg["assignment_sha256"]
+    assert (hashlib.sha256(ring.positions.astype("<u8").tobytes()).hexdigest()
+            == cfg["positions_sha256"])
+
+
+def test_vectors_cover_every_hash() -> None:
+    assert {c["hash"] for c in CONFIGS} == {"xxh3", "xxh64", "murmur3", "md5"}
