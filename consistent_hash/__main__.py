@@ -121,7 +121,13 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+COMMANDS = ("simulate",)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        argv.insert(0, "simulate")  # the default command takes its options directly
     args = _parser().parse_args(argv)
     if args.command in (None, "simulate"):
         keys = getattr(args, "keys", 1_000_000)

@@ -48,8 +48,11 @@ cdef extern from "ch_keys.h" nogil:
     uint32_t ch_find(const uint64_t *pos, uint32_t n, const uint32_t *idx, int shift, uint64_t h)
     void ch_lookup_batch(const uint64_t *pos, uint32_t n, const uint32_t *idx, int k,
                          const int32_t *owners, const uint64_t *hashes, size_t m, int32_t *out)
-    void ch_radix_sort_pairs(uint64_t *key, int32_t *val, size_t n, uint64_t *tmpk,
-                             int32_t *tmpv, size_t *count)
+    ctypedef struct ch_pair:
+        uint64_t key
+        int32_t val
+    int ch_sort_bits(size_t n)
+    void ch_sort_pairs(uint64_t *key, int32_t *val, size_t n, ch_pair *tmp, size_t *count)
     void ch_merge(const uint64_t *pa, const int32_t *oa, size_t na, const uint64_t *pb,
                   const int32_t *ob, size_t nb, uint64_t *po, int32_t *oo)
     void ch_build_replicas(const int32_t *owners, uint32_t n, uint32_t r, int32_t *rows)
@@ -596,21 +599,22 @@ def label_positions(_Hasher hasher, list names, const uint32_t[::1] counts, int3
 
 
 def sort_pairs(uint64_t[::1] keys, int32_t[::1] vals):
-    """Stable in-place sort of (keys, vals) by keys (LSD radix)."""
+    """In-place sort of (keys, vals) pairs by (key, val)."""
     cdef Py_ssize_t n = keys.shape[0]
+    if vals.shape[0] != n:
+        raise ValueError("keys and vals differ in length")
     if n < 2:
         return
-    tk = np.empty(n, dtype=np.uint64)
-    tv = np.empty(n, dtype=np.int32)
-    cdef uint64_t[::1] tkv = tk
-    cdef int32_t[::1] tvv = tv
-    cdef size_t *count = <size_t *>malloc(65536 * sizeof(size_t))
-    if count == NULL:
-        raise MemoryError()
+    cdef size_t nb = (<size_t>1) << ch_sort_bits(<size_t>n)
+    cdef ch_pair *tmp = <ch_pair *>malloc(<size_t>n * sizeof(ch_pair))
+    cdef size_t *count = <size_t *>malloc((nb + 1) * sizeof(size_t))
     try:
+        if tmp == NULL or count == NULL:
+            raise MemoryError()
         with nogil:
-            ch_radix_sort_pairs(&keys[0], &vals[0], <size_t>n, &tkv[0], &tvv[0], count)
+            ch_sort_pairs(&keys[0], &vals[0], <size_t>n, tmp, count)
     finally:
+        free(tmp)
         free(count)
 
 

@@ -17,6 +17,9 @@
 #include <stdint.h>
 #include <string.h>
 #include "ch_hash.h"
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#endif
 #include "ch_search.h"
 
 enum { CH_XXH3 = 0, CH_XXH64 = 1, CH_MURMUR3 = 2, CH_MD5 = 3 };
@@ -135,22 +138,71 @@ static inline Py_ssize_t ch_hash_objects(PyObject *const *items, Py_ssize_t star
     return n;
 }
 
+/* Length of s[0 .. w) without its trailing NUL bytes, a word at a time. */
+static inline size_t ch_trim_nuls(const uint8_t *s, size_t w) {
+    size_t len = w;
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (len >= 8) {
+        uint64_t x;
+        memcpy(&x, s + len - 8, 8);
+        if (x) return len - (size_t)(__builtin_clzll(x) >> 3);
+        len -= 8;
+    }
+#endif
+    while (len > 0 && s[len - 1] == 0) len--;
+    return len;
+}
+
+/* Narrow n UCS4 code points to their low bytes; returns the OR of all code points, so a
+ * result < 0x80 means the text was ASCII and the bytes are its UTF-8. */
+static inline uint32_t ch_narrow_ucs4(const uint32_t *s, size_t n, uint8_t *out) {
+    uint32_t acc = 0;
+    size_t j = 0;
+#if defined(__SSE2__) || defined(_M_X64)
+    __m128i vacc = _mm_setzero_si128();
+    for (; j + 16 <= n; j += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(s + j));
+        __m128i b = _mm_loadu_si128((const __m128i *)(s + j + 4));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + j + 8));
+        __m128i d = _mm_loadu_si128((const __m128i *)(s + j + 12));
+        vacc = _mm_or_si128(vacc, _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)));
+        /* Saturating packs: exact for ASCII, and anything else is caught by acc. */
+        __m128i ab = _mm_packs_epi32(a, b), cd = _mm_packs_epi32(c, d);
+        _mm_storeu_si128((__m128i *)(out + j), _mm_packus_epi16(ab, cd));
+    }
+    uint32_t lanes[4];
+    _mm_storeu_si128((__m128i *)lanes, vacc);
+    acc = lanes[0] | lanes[1] | lanes[2] | lanes[3];
+#endif
+    for (; j < n; j++) {
+        acc |= s[j];
+        out[j] = (uint8_t)s[j];
+    }
+    return acc;
+}
+
 /* NumPy U array (native-order UCS4, itemsize 4 * w): hash elements [start, stop); returns the
- * index of an element that is not valid Unicode, or stop. */
+ * index of an element the caller must handle (not valid Unicode, or too long), or stop. */
 static inline Py_ssize_t ch_hash_ucs4(const uint32_t *data, Py_ssize_t w, Py_ssize_t start,
                                       Py_ssize_t stop, int hid, uint64_t seed, uint64_t *out,
                                       uint8_t *scratch, size_t scratch_len) {
+    if ((size_t)w > scratch_len) return start;
     for (Py_ssize_t i = start; i < stop; i++) {
         const uint32_t *s = data + (size_t)i * (size_t)w;
-        Py_ssize_t len = w;
-        while (len > 0 && s[len - 1] == 0) len--;
+        /* Narrow the whole element to bytes (a loop the compiler vectorises); when every code
+         * point is ASCII, the bytes are the UTF-8 and a NUL byte is a NUL code point. */
+        uint32_t acc = ch_narrow_ucs4(s, (size_t)w, scratch);
         Py_ssize_t m;
-        if ((size_t)len * 4 <= scratch_len) {
-            m = ch_ucs_to_utf8(4, s, len, scratch);
+        if (CH_LIKELY(acc < 0x80)) {
+            m = (Py_ssize_t)ch_trim_nuls(scratch, (size_t)w);
         } else {
-            return i;
+            Py_ssize_t len = w;
+            while (len > 0 && s[len - 1] == 0) len--;
+            if ((size_t)len * 4 > scratch_len) return i;
+            m = ch_ucs_to_utf8(4, s, len, scratch);
+            if (m < 0) return i;
         }
-        if (m < 0) return i;
         out[i - start] = ch_hash(hid, scratch, (size_t)m, seed);
     }
     return stop;
@@ -161,9 +213,7 @@ static inline void ch_hash_fixed_bytes(const uint8_t *data, Py_ssize_t w, Py_ssi
                                        Py_ssize_t stop, int hid, uint64_t seed, uint64_t *out) {
     for (Py_ssize_t i = start; i < stop; i++) {
         const uint8_t *s = data + (size_t)i * (size_t)w;
-        Py_ssize_t len = w;
-        while (len > 0 && s[len - 1] == 0) len--;
-        out[i - start] = ch_hash(hid, s, (size_t)len, seed);
+        out[i - start] = ch_hash(hid, s, ch_trim_nuls(s, (size_t)w), seed);
     }
 }
 

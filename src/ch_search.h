@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CH_PAD 8
@@ -93,37 +94,61 @@ static inline void ch_lookup_batch(const uint64_t *pos, uint32_t n, const uint32
     }
 }
 
-/* Stable LSD radix sort of (key, val) pairs by key: 16-bit digits, 4 passes, skipping passes
- * whose digit is the same for every key.  tmpk / tmpv are scratch arrays of length n and
- * count is scratch of 65,536 size_t.  Equal keys keep their input order. */
-static inline void ch_radix_sort_pairs(uint64_t *key, int32_t *val, size_t n, uint64_t *tmpk,
-                                       int32_t *tmpv, size_t *count) {
-    uint64_t *sk = key, *dk = tmpk;
-    int32_t *sv = val, *dv = tmpv;
-    for (int pass = 0; pass < 4; pass++) {
-        const int sh = pass * 16;
-        memset(count, 0, 65536 * sizeof(size_t));
-        for (size_t i = 0; i < n; i++) count[(sk[i] >> sh) & 0xFFFF]++;
-        int single = 0;
-        for (size_t d = 0; d < 65536; d++) {
-            if (count[d] == n) { single = 1; break; }
-            if (count[d]) break;
-        }
-        if (single) continue;
-        size_t sum = 0;
-        for (size_t d = 0; d < 65536; d++) { size_t c = count[d]; count[d] = sum; sum += c; }
-        for (size_t i = 0; i < n; i++) {
-            size_t o = count[(sk[i] >> sh) & 0xFFFF]++;
-            dk[o] = sk[i];
-            dv[o] = sv[i];
-        }
-        uint64_t *t = sk; sk = dk; dk = t;
-        int32_t *tv = sv; sv = dv; dv = tv;
+/* Sort (key, val) pairs by (key, val).  Ring positions are uniform hashes, so a counting
+ * pass over the top bits spreads them into buckets of a few pairs each, which an insertion
+ * sort finishes; a bucket that is large anyway (a degenerate custom hash) goes to qsort, so
+ * the worst case stays O(n log n).  tmp holds n pairs; count holds (n >> 1) + 2 size_t. */
+typedef struct { uint64_t key; int32_t val; } ch_pair;
+
+static int ch_pair_cmp(const void *a, const void *b) {
+    const ch_pair *x = (const ch_pair *)a, *y = (const ch_pair *)b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->val > y->val) - (x->val < y->val);
+}
+
+static inline int ch_pair_less(const ch_pair *x, const ch_pair *y) {
+    return x->key < y->key || (x->key == y->key && x->val < y->val);
+}
+
+static inline int ch_sort_bits(size_t n) {
+    int lg = 0;
+    while (((size_t)1 << (lg + 1)) <= n) lg++;
+    return lg > 1 ? lg - 1 : 1;
+}
+
+static inline void ch_sort_pairs(uint64_t *key, int32_t *val, size_t n, ch_pair *tmp,
+                                 size_t *count) {
+    const int k = ch_sort_bits(n);
+    const int shift = 64 - k;
+    const size_t nb = (size_t)1 << k;
+    memset(count, 0, (nb + 1) * sizeof(size_t));
+    for (size_t i = 0; i < n; i++) count[(key[i] >> shift) + 1]++;
+    for (size_t b = 0; b < nb; b++) count[b + 1] += count[b];
+    /* count[b] is now the start of bucket b; scatter, advancing a copy of the starts. */
+    for (size_t i = 0; i < n; i++) {
+        size_t b = (size_t)(key[i] >> shift);
+        ch_pair *d = tmp + count[b]++;
+        d->key = key[i];
+        d->val = val[i];
     }
-    if (sk != key) {
-        memcpy(key, sk, n * sizeof(uint64_t));
-        memcpy(val, sv, n * sizeof(int32_t));
+    /* Now count[b] is the end of bucket b (the start of b + 1). */
+    size_t start = 0;
+    for (size_t b = 0; b < nb; b++) {
+        size_t end = count[b];
+        size_t m = end - start;
+        if (m > 32) {
+            qsort(tmp + start, m, sizeof(ch_pair), ch_pair_cmp);
+        } else {
+            for (size_t i = start + 1; i < end; i++) {
+                ch_pair x = tmp[i];
+                size_t j = i;
+                while (j > start && ch_pair_less(&x, &tmp[j - 1])) { tmp[j] = tmp[j - 1]; j--; }
+                tmp[j] = x;
+            }
+        }
+        start = end;
     }
+    for (size_t i = 0; i < n; i++) { key[i] = tmp[i].key; val[i] = tmp[i].val; }
 }
 
 /* Merge two rings sorted by (position, owner) into out (length na + nb). */
