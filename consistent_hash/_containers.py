@@ -23,6 +23,7 @@ from consistent_hash._ring import (
     _Ring,
     _Router,
     arrow_source,
+    arrow_view_source,
     hash_keys,
     route_keys,
 )
@@ -46,8 +47,12 @@ def _arrow_null_check(arr: Any) -> None:
         raise _null_error(int(arr.null_count), int(np.argmin(valid)))
 
 
-def _split(keys: Any) -> tuple[str, Any]:
-    """Classify a container: ("chunks", parts) | ("codes", (categories, codes)) | ("plain", x)."""
+def _split(keys: Any, nulls: bool = False) -> tuple[str, Any]:
+    """Classify a container: ("chunks", parts) | ("codes", (categories, codes)) | ("plain", x).
+
+    Missing values raise ValueError, unless nulls is true: then a list or object array keeps
+    them (the keys stage marks them), an Arrow array has them filled and gets a
+    ("masked", (array, mask)) wrapper, and a categorical keeps its -1 codes."""
     if isinstance(keys, (list, tuple, np.ndarray)):
         return "plain", keys
     mod = _module(keys)
@@ -56,10 +61,17 @@ def _split(keys: Any) -> tuple[str, Any]:
 
         if isinstance(keys, pa.ChunkedArray):
             return "chunks", list(keys.chunks)
-        if isinstance(keys, pa.Array) and pa.types.is_dictionary(keys.type):
+        if isinstance(keys, pa.Array) and keys.null_count and not nulls:
             _arrow_null_check(keys)
-            codes = keys.indices.to_numpy(zero_copy_only=False)
+        import pyarrow.compute as pc
+
+        if isinstance(keys, pa.Array) and pa.types.is_dictionary(keys.type):
+            codes = pc.fill_null(keys.indices, -1).to_numpy(zero_copy_only=False)
             return "codes", (keys.dictionary, codes)
+        if isinstance(keys, pa.Array) and keys.null_count:
+            mask = np.asarray(keys.is_null().to_numpy(zero_copy_only=False))
+            fill = pa.scalar(0 if pa.types.is_integer(keys.type) else b"", type=keys.type)
+            return "masked", (pc.fill_null(keys, fill), mask)
         return "plain", keys
     if mod == "pandas":
         import pandas as pd
@@ -67,18 +79,21 @@ def _split(keys: Any) -> tuple[str, Any]:
         if isinstance(keys, (pd.Series, pd.Index)):
             if isinstance(keys.dtype, pd.CategoricalDtype):
                 codes = np.asarray(keys.cat.codes if isinstance(keys, pd.Series) else keys.codes)
-                if codes.size and codes.min() < 0:
+                if not nulls and codes.size and codes.min() < 0:
                     raise _null_error(int((codes < 0).sum()), int(np.argmin(codes)))
                 cats = keys.cat.categories if isinstance(keys, pd.Series) else keys.categories
                 return "codes", (cats.to_numpy(), codes)
             arrow = _pandas_arrow(keys)
             if arrow is not None:
-                return _split(arrow)
-            if keys.isna().any():
-                raise _null_error(int(keys.isna().sum()), int(np.argmax(keys.isna().to_numpy())))
-            return "plain", keys.to_numpy()
+                return _split(arrow, nulls)
+            values = keys.to_numpy()
+            if not nulls and values.dtype == object:
+                na = keys.isna().to_numpy()
+                if na.any():
+                    raise _null_error(int(na.sum()), int(np.argmax(na)))
+            return "plain", values
     if mod == "polars":
-        return _split(keys.to_arrow())
+        return _split(keys.to_arrow(), nulls)
     return "plain", keys
 
 
@@ -113,8 +128,14 @@ def _arrow_plain(arr: Any) -> Any:
     t = arr.type
     _arrow_null_check(arr)
     if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
-        arr = arr.cast(pa.large_binary())
-        t = arr.type
+        if len(arr) == 0:
+            return np.empty(0, dtype=object)
+        bufs = arr.buffers()
+        views = np.frombuffer(bufs[1], dtype=np.uint8)[16 * arr.offset : 16 * (arr.offset + len(arr))]
+        data = [b for b in bufs[2:] if b is not None]
+        addr = np.array([b.address for b in data] or [0], dtype=np.uint64)
+        size = np.array([b.size for b in data] or [0], dtype=np.int64)
+        return arrow_view_source(arr, views, addr[: len(data)], size[: len(data)])
     name = str(t)
     if name in _ARROW_OFFSET_TYPES:
         large = _ARROW_OFFSET_TYPES[name]
@@ -133,16 +154,22 @@ def _arrow_plain(arr: Any) -> Any:
 
 
 def route(router: _Router, hasher: _Hasher, keys: Any,
-          out: npt.NDArray[np.int32] | None = None) -> npt.NDArray[np.int32]:
-    """Node indices of keys in any supported container."""
-    kind, value = _split(keys)
+          out: npt.NDArray[np.int32] | None = None, nulls: bool = False
+          ) -> npt.NDArray[np.int32]:
+    """Node indices of keys in any supported container (-1 for a missing key with nulls)."""
+    kind, value = _split(keys, nulls)
     if kind == "plain":
-        result: npt.NDArray[np.int32] = route_keys(router, hasher, value, out)
+        result: npt.NDArray[np.int32] = route_keys(router, hasher, value, out, nulls)
+        return result
+    if kind == "masked":
+        arr, mask = value
+        result = route_keys(router, hasher, arr, out)
+        result[mask] = -1
         return result
     if kind == "codes":
         cats, codes = value
-        per_cat = route_keys(router, hasher, cats)
-        return _take(per_cat, codes, out)
+        per_cat = np.append(route_keys(router, hasher, cats), np.int32(-1))
+        return _take(per_cat, codes, out)  # code -1 (missing) takes the appended -1
     parts = value
     n = sum(len(p) for p in parts)
     if out is None:
@@ -151,7 +178,7 @@ def route(router: _Router, hasher: _Hasher, keys: Any,
         raise ValueError(f"out has length {len(out)}, expected {n}")
     s = 0
     for p in parts:
-        route(router, hasher, p, out[s : s + len(p)])
+        route(router, hasher, p, out[s : s + len(p)], nulls)
         s += len(p)
     if n == 0:
         route_keys(router, hasher, [], out)  # still raises on an empty router

@@ -41,30 +41,35 @@ _MASK64 = (1 << 64) - 1
 
 def vnode_count(vnodes: int, weight: float) -> int:
     """Vnodes of a node: max(1, floor(vnodes * weight + 0.5)) in double precision."""
-    return max(1, math.floor(vnodes * weight + 0.5))
+    x = vnodes * weight + 0.5
+    if not x <= MAX_TOTAL_VNODES:  # also catches inf and nan
+        raise ValueError(f"weight {weight!r} gives {x:.3g} vnodes at vnodes={vnodes}; a ring "
+                         f"holds at most {MAX_TOTAL_VNODES} (lower the weight or vnodes)")
+    return max(1, math.floor(x))
 
 
 def as_hashes(hashes: Any) -> npt.NDArray[np.uint64]:
     """Validate pre-hashed keys: an integer array (or sequence) of values in [0, 2**64)."""
-    if isinstance(hashes, np.ndarray) and hashes.dtype == np.uint64:
-        if hashes.ndim != 1:
-            raise ValueError(f"hashes must be one-dimensional, got shape {hashes.shape}")
-        return np.ascontiguousarray(hashes)
-    if isinstance(hashes, (str, bytes)):
-        raise TypeError("hashes must be an integer array, got a single "
-                        f"{type(hashes).__name__}")
-    arr = np.asarray(hashes)
-    if arr.dtype.kind not in "ui" or arr.dtype == np.bool_:
-        if arr.dtype == object and all(isinstance(x, int) and not isinstance(x, bool)
-                                       for x in arr.ravel().tolist()):
-            vals = arr.ravel().tolist()
-            if any(v < 0 or v > _MASK64 for v in vals):
-                raise ValueError("hashes must be in [0, 2**64)")
-            arr = np.array(vals, dtype=np.uint64).reshape(arr.shape)
-        else:
-            raise TypeError(f"hashes must be an integer array, got dtype {arr.dtype}")
+    if isinstance(hashes, (list, tuple)):
+        for i, x in enumerate(hashes):
+            if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+                raise TypeError(f"hashes must be integers, got {type(x).__name__!r} at "
+                                f"position {i}")
+            if not 0 <= x <= _MASK64:
+                raise ValueError(f"hashes must be in [0, 2**64), got {x} at position {i}")
+        return np.array([int(x) for x in hashes], dtype=np.uint64)
+    if not isinstance(hashes, np.ndarray):
+        if isinstance(hashes, (str, bytes)) or not hasattr(hashes, "__len__"):
+            raise TypeError("hashes must be an integer array or a sequence of ints, got "
+                            f"{type(hashes).__name__!r}")
+        hashes = np.asarray(hashes)
+    arr = hashes
     if arr.ndim != 1:
         raise ValueError(f"hashes must be one-dimensional, got shape {arr.shape}")
+    if arr.dtype.kind not in "ui":
+        if arr.dtype == object:
+            return as_hashes(arr.tolist())
+        raise TypeError(f"hashes must be an integer array, got dtype {arr.dtype}")
     if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
         raise ValueError("hashes must be non-negative")
     return np.ascontiguousarray(arr, dtype=np.uint64)
@@ -221,18 +226,27 @@ class HashRing:
         """
         return self._core.get(key)  # type: ignore[no-any-return]
 
-    def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
-        """The node of each key, as an object array of names."""
+    def get_many(self, keys: Any, *, nulls: str = "raise") -> npt.NDArray[np.object_]:
+        """The node of each key, as an object array of names.
+
+        ``keys``: a list or tuple of str / bytes / int, a NumPy array (U, S, O, T or integer
+        dtype), a pyarrow Array or ChunkedArray, a pandas Series or a polars Series.
+        ``nulls="none"`` maps a missing key (None, NaN, pandas.NA, an Arrow null) to None
+        instead of raising ValueError / TypeError.
+        """
         core = self._core
-        idx = _route(core, core.hasher, keys)
+        idx = _route(core, core.hasher, keys, None, _nulls(nulls))
         result: npt.NDArray[np.object_] = core.nodes_array()[idx]
         return result
 
-    def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None
-                    ) -> npt.NDArray[np.int32]:
-        """The node of each key as an int32 index into ``ring.nodes``."""
+    def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
+                    nulls: str = "raise") -> npt.NDArray[np.int32]:
+        """The node of each key as an int32 index into ``ring.nodes``.
+
+        ``nulls="none"`` gives -1 for a missing key instead of raising.
+        """
         core = self._core
-        return _route(core, core.hasher, keys, out)
+        return _route(core, core.hasher, keys, out, _nulls(nulls))
 
     def lookup(self, hashes: Any, out: npt.NDArray[np.int32] | None = None
                ) -> npt.NDArray[np.int32]:
@@ -422,6 +436,14 @@ class HashRing:
         return hashlib.sha256(b"consistent_hash.HashRing.v1\x00" + self._payload()).hexdigest()
 
 
+def _nulls(policy: str) -> bool:
+    if policy == "raise":
+        return False
+    if policy == "none":
+        return True
+    raise ValueError(f'nulls must be "raise" or "none", got {policy!r}')
+
+
 def _rebuild(weights: dict[str, float], vnodes: int, hash: Any, seed: int) -> HashRing:
     return HashRing(weights, vnodes=vnodes, hash=hash, seed=seed)
 
@@ -439,17 +461,27 @@ def _bisect(names: tuple[str, ...], name: str) -> int:
 
 def arc_shares(positions: npt.NDArray[np.uint64], owners: npt.NDArray[np.int32], n: int
                ) -> list[float]:
-    """Exact share of the hash space per node index: position i owns (p[i-1], p[i]], and the
-    first position also owns the wrap-around arc (p[-1], 2**64) + [0, p[0]]."""
+    """Exact share of the hash space per node index, correctly rounded to a float.
+
+    Position i owns the arc (p[i-1], p[i]]; the first position also owns the wrap-around arc
+    (p[-1], 2**64) + [0, p[0]].  Arc lengths are summed per node exactly, in two 32-bit
+    halves (each half-sum fits in 64 bits), and divided by 2**64 as Python integers."""
     V = len(positions)
     if V == 0:
         return [0.0] * n
     arcs = np.empty(V, dtype=np.uint64)
     arcs[1:] = np.diff(positions)
     with np.errstate(over="ignore"):
-        arcs[0] = positions[0] - positions[-1]  # mod 2**64: the wrap arc minus one full turn
-    shares = np.bincount(owners, weights=arcs.astype(np.float64), minlength=n)
-    if arcs[0] == 0:  # every position equal: the first owner holds the whole circle
-        shares[owners[0]] += 2.0 ** 64
-    return [float(x) for x in shares / 2.0 ** 64]
-
+        arcs[0] = positions[0] - positions[-1]  # the wrap arc, mod 2**64
+    order = np.argsort(owners, kind="stable")
+    sorted_owners = owners[order]
+    starts = np.flatnonzero(np.r_[True, sorted_owners[1:] != sorted_owners[:-1]])
+    lo = np.add.reduceat(arcs[order] & np.uint64(0xFFFFFFFF), starts)
+    hi = np.add.reduceat(arcs[order] >> np.uint64(32), starts)
+    totals = [0] * n
+    for node, h, low in zip(sorted_owners[starts].tolist(), hi.tolist(), lo.tolist(),
+                            strict=True):
+        totals[node] = (h << 32) + low
+    if int(arcs[0]) == 0:  # every position equal: the first owner holds the whole circle
+        totals[int(owners[0])] += 1 << 64
+    return [t / (1 << 64) for t in totals]

@@ -41,6 +41,9 @@ cdef extern from "ch_keys.h" nogil:
                            uint64_t seed, uint64_t *out)
     void ch_hash_offsets64(const int64_t *off, const uint8_t *data, Py_ssize_t m, int hid,
                            uint64_t seed, uint64_t *out)
+    Py_ssize_t ch_hash_views(const uint8_t *views, const uint64_t *buf_addr,
+                             const int64_t *buf_size, int32_t nbufs, Py_ssize_t m,
+                             int hid, uint64_t seed, uint64_t *out)
     void ch_label_positions(uint8_t *label, size_t name_len, uint32_t count, int hid,
                             uint64_t seed, uint64_t *out)
     int ch_prefix_bits(size_t n)
@@ -95,9 +98,20 @@ def key_bytes(key, Py_ssize_t pos=-1):
     elif isinstance(key, np.integer):
         return str(operator.index(key)).encode("ascii")
     where = f" at position {pos}" if pos >= 0 else ""
+    if is_null(key):
+        where += " (a missing key: drop it, or pass nulls=\"none\" to map it to None / -1)"
     raise TypeError(
         f"unsupported key type {type(key).__name__!r}{where}: "
         "keys must be str, bytes, bytearray, memoryview or int")
+
+
+def is_null(key):
+    """A missing value: None, a float NaN, pandas.NA or NaT."""
+    if key is None:
+        return True
+    if isinstance(key, float):
+        return key != key
+    return type(key).__name__ in ("NAType", "NaTType")
 
 
 cdef class _Hasher:
@@ -150,6 +164,8 @@ cdef class _KeySource:
     cdef const uint8_t *data
     cdef const uint8_t *data2
     cdef Py_ssize_t width
+    cdef const uint8_t *data3
+    cdef list nulls             # positions of missing values, when the caller allows them
 
     cdef int fill(self, _Hasher h, Py_ssize_t s, Py_ssize_t e, uint64_t *out) except -1:
         cdef PyObject **items
@@ -167,7 +183,7 @@ cdef class _KeySource:
                     j = ch_hash_objects(items + s, i - s, e - s, h.hid, h.seed, out, scratch)
                     i = s + j
                     if i < e:
-                        out[i - s] = h.hash_bytes_obj(key_bytes(<object>items[i], i))
+                        out[i - s] = self.slow_hash(h, <object>items[i], i)
                         i += 1
             finally:
                 free(scratch)
@@ -205,6 +221,14 @@ cdef class _KeySource:
             with nogil:
                 ch_hash_offsets64(<const int64_t *>self.data2 + s, self.data, e - s,
                                   h.hid, h.seed, out)
+        elif self.kind == K_VIEWS:
+            with nogil:
+                j = ch_hash_views(self.data2 + 16 * s, <const uint64_t *>self.data,
+                                  <const int64_t *>self.data3, <int32_t>self.width, e - s,
+                                  h.hid, h.seed, out)
+            if j < e - s:
+                raise ValueError(f"damaged Arrow view at position {s + j}: it points outside "
+                                 "its data buffers")
         else:
             raise AssertionError("unknown key layout")  # pragma: no cover
         return 0
@@ -226,8 +250,15 @@ cdef class _KeySource:
     cdef int fill_python(self, _Hasher h, Py_ssize_t s, Py_ssize_t e, uint64_t *out) except -1:
         cdef Py_ssize_t i
         for i in range(s, e):
-            out[i - s] = h.call_func(key_bytes(self.item(i), i))
+            out[i - s] = self.slow_hash(h, self.item(i), i)
         return 0
+
+    cdef uint64_t slow_hash(self, _Hasher h, object key, Py_ssize_t i) except? 0:
+        """Hash one key through Python; a missing value is recorded when nulls are allowed."""
+        if self.nulls is not None and is_null(key):
+            self.nulls.append(i)
+            return 0
+        return h.hash_bytes_obj(key_bytes(key, i))
 
     cdef object item(self, Py_ssize_t i):
         if self.kind == K_OBJECTS:
@@ -238,6 +269,8 @@ cdef class _KeySource:
             return bytes(self.keep[i])
         if self.kind in (K_INT64, K_UINT64, K_INT_CONVERT):
             return int(self.keep[i])
+        if self.kind == K_VIEWS:
+            return self.keep[0][i].as_py()
         if self.kind == K_OFFSETS32:
             a = (<const int32_t *>self.data2)[i]
             b = (<const int32_t *>self.data2)[i + 1]
@@ -256,6 +289,7 @@ cdef enum:
     K_INT_CONVERT = 6
     K_OFFSETS32 = 7
     K_OFFSETS64 = 8
+    K_VIEWS = 9
 
 
 cdef _KeySource _source_from_array(object a):
@@ -329,7 +363,22 @@ def arrow_source(object offsets, object data, Py_ssize_t n, bint large):
     src.n = n
     src.keep = (offsets, data)
     src.data2 = <const uint8_t *><uintptr_t>offsets.__array_interface__["data"][0]
-    src.data = <const uint8_t *><uintptr_t>data.__array_interface__["data"][0] if data.size else <const uint8_t *>b""
+    src.data = (<const uint8_t *><uintptr_t>data.__array_interface__["data"][0] if data.size
+                else <const uint8_t *>b"")
+    return src
+
+
+def arrow_view_source(object array, object views, object buf_addr, object buf_size):
+    """A _KeySource over an Arrow string_view / binary_view array: views (uint8, 16 per
+    element, the array's offset applied), and the addresses and sizes of its data buffers."""
+    cdef _KeySource src = _KeySource.__new__(_KeySource)
+    src.kind = K_VIEWS
+    src.n = len(views) // 16
+    src.keep = (array, views, buf_addr, buf_size)
+    src.data2 = <const uint8_t *><uintptr_t>views.__array_interface__["data"][0]
+    src.data = <const uint8_t *><uintptr_t>buf_addr.__array_interface__["data"][0]
+    src.data3 = <const uint8_t *><uintptr_t>buf_size.__array_interface__["data"][0]
+    src.width = len(buf_addr)
     return src
 
 
@@ -347,10 +396,14 @@ cdef class _Router:
         return 0
 
 
-def route_keys(_Router router, _Hasher hasher, keys, int32_t[::1] out=None):
-    """Hash keys in chunks and route them; returns the int32 node indices."""
+def route_keys(_Router router, _Hasher hasher, keys, int32_t[::1] out=None, bint nulls=False):
+    """Hash keys in chunks and route them; returns the int32 node indices.
+
+    With nulls=True a missing key (None, NaN, pandas.NA) gets index -1 instead of raising."""
     router.check()
     cdef _KeySource src = make_source(keys)
+    if nulls:
+        src.nulls = []
     if out is None:
         out = np.empty(src.n, dtype=np.int32)
     elif out.shape[0] != src.n:
@@ -362,6 +415,9 @@ def route_keys(_Router router, _Hasher hasher, keys, int32_t[::1] out=None):
         src.fill(hasher, s, e, buf)
         with nogil:
             router.route(buf, e - s, &out[s])
+    if src.nulls:
+        for s in src.nulls:
+            out[s] = -1
     return out.base if out.base is not None else np.asarray(out)
 
 
@@ -420,11 +476,12 @@ cdef class _Ring(_Router):
         padded = np.full(V + CH_PAD, np.iinfo(np.uint64).max, dtype=np.uint64)
         padded[:V] = positions
         own = owners.copy()
+        # Read-only views of read-only arrays: a view's writeable flag cannot be set back.
         own.flags.writeable = False
+        padded.flags.writeable = False
         self._padded = padded
         self.positions = padded[:V]
-        padded.flags.writeable = False
-        self.owners = own
+        self.owners = own.view()
         self.nodes = nodes
         self.hasher = hasher
         self.n = <uint32_t>V
@@ -460,8 +517,9 @@ cdef class _Ring(_Router):
     def nodes_array(self):
         """The node names as an object ndarray (for mapping index arrays to names)."""
         if self._nodes_array is None:
-            a = np.empty(len(self.nodes), dtype=object)
-            a[:] = self.nodes
+            # One extra None at the end: index -1 (a missing key) maps to None.
+            a = np.empty(len(self.nodes) + 1, dtype=object)
+            a[:len(self.nodes)] = self.nodes
             a.flags.writeable = False
             self._nodes_array = a
         return self._nodes_array

@@ -26,6 +26,9 @@ enum { CH_XXH3 = 0, CH_XXH64 = 1, CH_MURMUR3 = 2, CH_MD5 = 3 };
 
 #define CH_SCRATCH 16384
 
+/* One hash by id.  Fine for a single key; batch kernels below are instead specialised per
+ * hash (a switch inside a hot loop costs ~2 ns a key: it keeps the hash from being inlined
+ * and scheduled with its neighbours). */
 static inline uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t seed) {
     switch (hid) {
         case CH_XXH3: return ch_xxh3_64(p, n, seed);
@@ -34,6 +37,37 @@ static inline uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t see
         default: return ch_md5_64(p, n);
     }
 }
+
+typedef uint64_t (*ch_hfn)(const uint8_t *, size_t, uint64_t);
+static inline uint64_t ch_h_xxh3(const uint8_t *p, size_t n, uint64_t s) { return ch_xxh3_64(p, n, s); }
+static inline uint64_t ch_h_xxh64(const uint8_t *p, size_t n, uint64_t s) { return ch_xxh64(p, n, s); }
+static inline uint64_t ch_h_mm3(const uint8_t *p, size_t n, uint64_t s) { return ch_murmur3_64(p, n, (uint32_t)s); }
+static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)s; return ch_md5_64(p, n); }
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CH_KERNEL static inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define CH_KERNEL static __forceinline
+#else
+#define CH_KERNEL static inline
+#endif
+
+/* Instantiate a kernel once per hash: KERNEL(H, ...) with H a constant function pointer,
+ * which the compiler inlines after the always_inline kernel is expanded. */
+#define CH_DISPATCH(hid, KERNEL, ...)                       \
+    switch (hid) {                                          \
+        case CH_XXH3: return KERNEL(ch_h_xxh3, __VA_ARGS__);   \
+        case CH_XXH64: return KERNEL(ch_h_xxh64, __VA_ARGS__); \
+        case CH_MURMUR3: return KERNEL(ch_h_mm3, __VA_ARGS__); \
+        default: return KERNEL(ch_h_md5, __VA_ARGS__);         \
+    }
+#define CH_DISPATCH_VOID(hid, KERNEL, ...)                         \
+    switch (hid) {                                                 \
+        case CH_XXH3: (void)KERNEL(ch_h_xxh3, __VA_ARGS__); break;   \
+        case CH_XXH64: (void)KERNEL(ch_h_xxh64, __VA_ARGS__); break; \
+        case CH_MURMUR3: (void)KERNEL(ch_h_mm3, __VA_ARGS__); break; \
+        default: (void)KERNEL(ch_h_md5, __VA_ARGS__); break;         \
+    }
 
 /* ASCII decimal of a signed / unsigned 64-bit integer; returns the length (<= 20). */
 static inline size_t ch_u64_dec(uint64_t v, uint8_t *out) {
@@ -100,8 +134,8 @@ static inline Py_ssize_t ch_ucs_to_utf8(int kind, const void *data, Py_ssize_t n
 
 /* Hash items[start .. n) into out[start .. n) until an item needs the caller; returns the
  * index of that item, or n when all are done.  scratch holds CH_SCRATCH bytes. */
-static inline Py_ssize_t ch_hash_objects(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
-                                         int hid, uint64_t seed, uint64_t *out, uint8_t *scratch) {
+CH_KERNEL Py_ssize_t ch__objects(ch_hfn H, PyObject *const *items, Py_ssize_t start,
+                                 Py_ssize_t n, uint64_t seed, uint64_t *out, uint8_t *scratch) {
     const Py_ssize_t PF = 16;
     for (Py_ssize_t i = start; i < n; i++) {
         if (i + PF < n) {
@@ -114,28 +148,35 @@ static inline Py_ssize_t ch_hash_objects(PyObject *const *items, Py_ssize_t star
         if (CH_LIKELY(t == &PyUnicode_Type) || PyUnicode_Check(o)) {
             Py_ssize_t len = PyUnicode_GET_LENGTH(o);
             if (CH_LIKELY(PyUnicode_IS_ASCII(o))) {
-                out[i] = ch_hash(hid, (const uint8_t *)PyUnicode_DATA(o), (size_t)len, seed);
+                out[i] = H((const uint8_t *)PyUnicode_DATA(o), (size_t)len, seed);
                 continue;
             }
             if (len > CH_SCRATCH / 4) return i;
             Py_ssize_t m = ch_ucs_to_utf8(PyUnicode_KIND(o), PyUnicode_DATA(o), len, scratch);
             if (m < 0) return i;
-            out[i] = ch_hash(hid, scratch, (size_t)m, seed);
+            out[i] = H(scratch, (size_t)m, seed);
         } else if (t == &PyBytes_Type || PyBytes_Check(o)) {
-            out[i] = ch_hash(hid, (const uint8_t *)PyBytes_AS_STRING(o), (size_t)PyBytes_GET_SIZE(o), seed);
+            out[i] = H((const uint8_t *)PyBytes_AS_STRING(o), (size_t)PyBytes_GET_SIZE(o), seed);
         } else if (t == &PyLong_Type) {
             int overflow = 0;
             long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
             if (overflow) return i;
             size_t m = ch_i64_dec((int64_t)v, scratch);
-            out[i] = ch_hash(hid, scratch, m, seed);
+            out[i] = H(scratch, m, seed);
         } else if (PyByteArray_Check(o)) {
-            out[i] = ch_hash(hid, (const uint8_t *)PyByteArray_AS_STRING(o), (size_t)PyByteArray_GET_SIZE(o), seed);
+            out[i] = H((const uint8_t *)PyByteArray_AS_STRING(o),
+                       (size_t)PyByteArray_GET_SIZE(o), seed);
         } else {
             return i;
         }
     }
     return n;
+}
+
+static inline Py_ssize_t ch_hash_objects(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
+                                         int hid, uint64_t seed, uint64_t *out,
+                                         uint8_t *scratch) {
+    CH_DISPATCH(hid, ch__objects, items, start, n, seed, out, scratch)
 }
 
 /* Length of s[0 .. w) without its trailing NUL bytes, a word at a time. */
@@ -182,16 +223,17 @@ static inline uint32_t ch_narrow_ucs4(const uint32_t *s, size_t n, uint8_t *out)
     return acc;
 }
 
-/* NumPy U array (native-order UCS4, itemsize 4 * w): hash elements [start, stop); returns the
- * index of an element the caller must handle (not valid Unicode, or too long), or stop. */
-static inline Py_ssize_t ch_hash_ucs4(const uint32_t *data, Py_ssize_t w, Py_ssize_t start,
-                                      Py_ssize_t stop, int hid, uint64_t seed, uint64_t *out,
-                                      uint8_t *scratch, size_t scratch_len) {
+/* NumPy U array (native-order UCS4, itemsize 4 * w): hash elements [start, stop) into
+ * out[0 ..); returns the index of an element the caller must handle (not valid Unicode, or
+ * too long for the scratch buffer), or stop. */
+CH_KERNEL Py_ssize_t ch__ucs4(ch_hfn H, const uint32_t *data, Py_ssize_t w, Py_ssize_t start,
+                              Py_ssize_t stop, uint64_t seed, uint64_t *out, uint8_t *scratch,
+                              size_t scratch_len) {
     if ((size_t)w > scratch_len) return start;
     for (Py_ssize_t i = start; i < stop; i++) {
         const uint32_t *s = data + (size_t)i * (size_t)w;
-        /* Narrow the whole element to bytes (a loop the compiler vectorises); when every code
-         * point is ASCII, the bytes are the UTF-8 and a NUL byte is a NUL code point. */
+        /* Narrow the whole element to bytes; when every code point is ASCII, the bytes are
+         * the UTF-8 and a NUL byte is a NUL code point. */
         uint32_t acc = ch_narrow_ucs4(s, (size_t)w, scratch);
         Py_ssize_t m;
         if (CH_LIKELY(acc < 0x80)) {
@@ -203,54 +245,123 @@ static inline Py_ssize_t ch_hash_ucs4(const uint32_t *data, Py_ssize_t w, Py_ssi
             m = ch_ucs_to_utf8(4, s, len, scratch);
             if (m < 0) return i;
         }
-        out[i - start] = ch_hash(hid, scratch, (size_t)m, seed);
+        out[i - start] = H(scratch, (size_t)m, seed);
     }
     return stop;
 }
 
-/* NumPy S array (itemsize w): hash elements [start, stop). */
-static inline void ch_hash_fixed_bytes(const uint8_t *data, Py_ssize_t w, Py_ssize_t start,
-                                       Py_ssize_t stop, int hid, uint64_t seed, uint64_t *out) {
+static inline Py_ssize_t ch_hash_ucs4(const uint32_t *data, Py_ssize_t w, Py_ssize_t start,
+                                      Py_ssize_t stop, int hid, uint64_t seed, uint64_t *out,
+                                      uint8_t *scratch, size_t scratch_len) {
+    CH_DISPATCH(hid, ch__ucs4, data, w, start, stop, seed, out, scratch, scratch_len)
+}
+
+/* NumPy S array (itemsize w): hash elements [start, stop) into out[0 ..). */
+CH_KERNEL int ch__fixed_bytes(ch_hfn H, const uint8_t *data, Py_ssize_t w, Py_ssize_t start,
+                              Py_ssize_t stop, uint64_t seed, uint64_t *out) {
     for (Py_ssize_t i = start; i < stop; i++) {
         const uint8_t *s = data + (size_t)i * (size_t)w;
-        out[i - start] = ch_hash(hid, s, ch_trim_nuls(s, (size_t)w), seed);
+        out[i - start] = H(s, ch_trim_nuls(s, (size_t)w), seed);
     }
+    return 0;
+}
+
+static inline void ch_hash_fixed_bytes(const uint8_t *data, Py_ssize_t w, Py_ssize_t start,
+                                       Py_ssize_t stop, int hid, uint64_t seed, uint64_t *out) {
+    CH_DISPATCH_VOID(hid, ch__fixed_bytes, data, w, start, stop, seed, out)
+}
+
+/* Integer arrays: each value hashed as its ASCII decimal. */
+CH_KERNEL int ch__i64(ch_hfn H, const int64_t *v, Py_ssize_t m, uint64_t seed, uint64_t *out) {
+    uint8_t b[24];
+    for (Py_ssize_t i = 0; i < m; i++) out[i] = H(b, ch_i64_dec(v[i], b), seed);
+    return 0;
+}
+
+CH_KERNEL int ch__u64(ch_hfn H, const uint64_t *v, Py_ssize_t m, uint64_t seed, uint64_t *out) {
+    uint8_t b[24];
+    for (Py_ssize_t i = 0; i < m; i++) out[i] = H(b, ch_u64_dec(v[i], b), seed);
+    return 0;
 }
 
 static inline void ch_hash_i64(const int64_t *v, Py_ssize_t m, int hid, uint64_t seed,
                                uint64_t *out) {
-    uint8_t b[24];
-    for (Py_ssize_t i = 0; i < m; i++) out[i] = ch_hash(hid, b, ch_i64_dec(v[i], b), seed);
+    CH_DISPATCH_VOID(hid, ch__i64, v, m, seed, out)
 }
 
 static inline void ch_hash_u64(const uint64_t *v, Py_ssize_t m, int hid, uint64_t seed,
                                uint64_t *out) {
-    uint8_t b[24];
-    for (Py_ssize_t i = 0; i < m; i++) out[i] = ch_hash(hid, b, ch_u64_dec(v[i], b), seed);
+    CH_DISPATCH_VOID(hid, ch__u64, v, m, seed, out)
 }
 
 /* Arrow variable-width binary / string arrays: element i spans data[off[i] .. off[i+1]). */
+CH_KERNEL int ch__off32(ch_hfn H, const int32_t *off, const uint8_t *data, Py_ssize_t m,
+                        uint64_t seed, uint64_t *out) {
+    for (Py_ssize_t i = 0; i < m; i++) out[i] = H(data + off[i], (size_t)(off[i + 1] - off[i]), seed);
+    return 0;
+}
+
+CH_KERNEL int ch__off64(ch_hfn H, const int64_t *off, const uint8_t *data, Py_ssize_t m,
+                        uint64_t seed, uint64_t *out) {
+    for (Py_ssize_t i = 0; i < m; i++) out[i] = H(data + off[i], (size_t)(off[i + 1] - off[i]), seed);
+    return 0;
+}
+
 static inline void ch_hash_offsets32(const int32_t *off, const uint8_t *data, Py_ssize_t m,
                                      int hid, uint64_t seed, uint64_t *out) {
-    for (Py_ssize_t i = 0; i < m; i++)
-        out[i] = ch_hash(hid, data + off[i], (size_t)(off[i + 1] - off[i]), seed);
+    CH_DISPATCH_VOID(hid, ch__off32, off, data, m, seed, out)
 }
 
 static inline void ch_hash_offsets64(const int64_t *off, const uint8_t *data, Py_ssize_t m,
                                      int hid, uint64_t seed, uint64_t *out) {
-    for (Py_ssize_t i = 0; i < m; i++)
-        out[i] = ch_hash(hid, data + off[i], (size_t)(off[i + 1] - off[i]), seed);
+    CH_DISPATCH_VOID(hid, ch__off64, off, data, m, seed, out)
+}
+
+/* Arrow string_view / binary_view arrays: 16-byte views; a view of length <= 12 holds its
+ * bytes inline, a longer one names a data buffer and an offset into it.  Returns the index
+ * of a view that points outside its buffers (damaged input), or m when all are hashed. */
+CH_KERNEL Py_ssize_t ch__views(ch_hfn H, const uint8_t *views, const uint64_t *buf_addr,
+                               const int64_t *buf_size, int32_t nbufs, Py_ssize_t m,
+                               uint64_t seed, uint64_t *out) {
+    for (Py_ssize_t i = 0; i < m; i++) {
+        const uint8_t *v = views + (size_t)i * 16;
+        int32_t len;
+        memcpy(&len, v, 4);
+        if (len < 0) return i;
+        if (len <= 12) {
+            out[i] = H(v + 4, (size_t)len, seed);
+        } else {
+            int32_t bi, off;
+            memcpy(&bi, v + 8, 4);
+            memcpy(&off, v + 12, 4);
+            if (bi < 0 || bi >= nbufs || off < 0 || (int64_t)off + len > buf_size[bi]) return i;
+            out[i] = H((const uint8_t *)(uintptr_t)buf_addr[bi] + off, (size_t)len, seed);
+        }
+    }
+    return m;
+}
+
+static inline Py_ssize_t ch_hash_views(const uint8_t *views, const uint64_t *buf_addr,
+                                       const int64_t *buf_size, int32_t nbufs, Py_ssize_t m,
+                                       int hid, uint64_t seed, uint64_t *out) {
+    CH_DISPATCH(hid, ch__views, views, buf_addr, buf_size, nbufs, m, seed, out)
 }
 
 /* Build the positions of one node: labels utf8(name) + "#" + decimal j, j = 0 .. count-1.
  * label must hold name_len + 21 bytes and start with the name. */
-static inline void ch_label_positions(uint8_t *label, size_t name_len, uint32_t count, int hid,
-                                      uint64_t seed, uint64_t *out) {
+CH_KERNEL int ch__labels(ch_hfn H, uint8_t *label, size_t name_len, uint32_t count,
+                         uint64_t seed, uint64_t *out) {
     label[name_len] = '#';
     for (uint32_t j = 0; j < count; j++) {
         size_t m = ch_u64_dec(j, label + name_len + 1);
-        out[j] = ch_hash(hid, label, name_len + 1 + m, seed);
+        out[j] = H(label, name_len + 1 + m, seed);
     }
+    return 0;
+}
+
+static inline void ch_label_positions(uint8_t *label, size_t name_len, uint32_t count, int hid,
+                                      uint64_t seed, uint64_t *out) {
+    CH_DISPATCH_VOID(hid, ch__labels, label, name_len, count, seed, out)
 }
 
 #endif
