@@ -131,17 +131,22 @@ def _arrow_plain(arr: Any) -> Any:
         if len(arr) == 0:
             return np.empty(0, dtype=object)
         bufs = arr.buffers()
-        views = np.frombuffer(bufs[1], dtype=np.uint8)[16 * arr.offset : 16 * (arr.offset + len(arr))]
-        data = [b for b in bufs[2:] if b is not None]
-        addr = np.array([b.address for b in data] or [0], dtype=np.uint64)
-        size = np.array([b.size for b in data] or [0], dtype=np.int64)
-        return arrow_view_source(arr, views, addr[: len(data)], size[: len(data)])
+        start = 16 * arr.offset
+        views = np.frombuffer(bufs[1], dtype=np.uint8)[start : start + 16 * len(arr)]
+        data_bufs = [b for b in bufs[2:] if b is not None]
+        addr = np.array([b.address for b in data_bufs] or [0], dtype=np.uint64)
+        size = np.array([b.size for b in data_bufs] or [0], dtype=np.int64)
+        return arrow_view_source(arr, views, addr[: len(data_bufs)], size[: len(data_bufs)])
     name = str(t)
     if name in _ARROW_OFFSET_TYPES:
         large = _ARROW_OFFSET_TYPES[name]
         bufs = arr.buffers()
-        odt = np.int64 if large else np.int32
-        offsets = np.frombuffer(bufs[1], dtype=odt)[arr.offset : arr.offset + len(arr) + 1]
+        offsets: npt.NDArray[np.int32] | npt.NDArray[np.int64]
+        if large:
+            offsets = np.frombuffer(bufs[1], dtype=np.int64)
+        else:
+            offsets = np.frombuffer(bufs[1], dtype=np.int32)
+        offsets = offsets[arr.offset : arr.offset + len(arr) + 1]
         data = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None
                 else np.empty(0, np.uint8))
         if len(arr) == 0:
@@ -188,7 +193,8 @@ def route(router: _Router, hasher: _Hasher, keys: Any,
 def _take(values: npt.NDArray[Any], codes: npt.NDArray[Any],
           out: npt.NDArray[Any] | None) -> npt.NDArray[Any]:
     if out is None:
-        return values[codes]
+        result: npt.NDArray[Any] = values[codes]
+        return result
     if out.shape[0] != codes.shape[0]:
         raise ValueError(f"out has length {out.shape[0]}, expected {codes.shape[0]}")
     np.take(values, codes, out=out)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from typing import Any
 
 MAGIC = b"\x89CHR"
 VERSION = 1
@@ -63,7 +64,7 @@ class Reader:
         self.i += n
         return out
 
-    def unpack(self, fmt: str) -> tuple[object, ...]:
+    def unpack(self, fmt: str) -> tuple[Any, ...]:
         s = struct.Struct("<" + fmt)
         return s.unpack(self.take(s.size))
 

@@ -37,6 +37,7 @@ from consistent_hash._validate import (
 __all__ = ["EmptyRingError", "HashRing", "arc_shares", "as_hashes", "vnode_count"]
 
 _MASK64 = (1 << 64) - 1
+DEFAULT_MAX_LOAD_VNODES = 1 << 24
 
 
 def vnode_count(vnodes: int, weight: float) -> int:
@@ -224,7 +225,7 @@ class HashRing:
 
         Raises EmptyRingError on an empty ring, TypeError for an unsupported key type.
         """
-        return self._core.get(key)  # type: ignore[no-any-return]
+        return self._core.get(key)
 
     def get_many(self, keys: Any, *, nulls: str = "raise") -> npt.NDArray[np.object_]:
         """The node of each key, as an object array of names.
@@ -258,7 +259,7 @@ class HashRing:
 
     def hash(self, key: str | bytes | int) -> int:
         """The uint64 position of a key on the ring."""
-        return self._core.hasher.hash(key)  # type: ignore[no-any-return]
+        return self._core.hasher.hash(key)
 
     def hash_many(self, keys: Any) -> npt.NDArray[np.uint64]:
         """The uint64 position of each key."""
@@ -294,7 +295,7 @@ class HashRing:
     @property
     def nodes(self) -> tuple[str, ...]:
         """Node names, sorted (by UTF-8 bytes, which is code-point order)."""
-        return self._core.nodes  # type: ignore[no-any-return]
+        return self._core.nodes
 
     @property
     def weights(self) -> dict[str, float]:
@@ -317,12 +318,12 @@ class HashRing:
     @property
     def positions(self) -> npt.NDArray[np.uint64]:
         """Read-only uint64 array of vnode positions, ascending."""
-        return self._core.positions  # type: ignore[no-any-return]
+        return self._core.positions
 
     @property
     def owners(self) -> npt.NDArray[np.int32]:
         """Read-only int32 array: the node index owning each position."""
-        return self._core.owners  # type: ignore[no-any-return]
+        return self._core.owners
 
     def __len__(self) -> int:
         return len(self._core.nodes)
@@ -403,8 +404,13 @@ class HashRing:
         return _format.pack(_format.KIND_HASHRING, self._payload())
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> HashRing:
-        """Rebuild a ring from ``to_bytes`` output; damaged or foreign data raises ValueError."""
+    def from_bytes(cls, data: bytes, *, max_vnodes: int = DEFAULT_MAX_LOAD_VNODES
+                   ) -> HashRing:
+        """Rebuild a ring from ``to_bytes`` output; damaged or foreign data raises ValueError.
+
+        Data from elsewhere cannot make this allocate without bound: a layout of more than
+        ``max_vnodes`` positions in all (default 2**24, about 200 MB) is refused before
+        anything is built."""
         r = _format.Reader(_format.unpack(data, _format.KIND_HASHRING))
         (nlen,) = r.unpack("B")
         try:
@@ -422,18 +428,31 @@ class HashRing:
             except UnicodeDecodeError:
                 raise ValueError("data is damaged (node name is not UTF-8)") from None
             (w,) = r.unpack("d")
-            weights[name] = float(w)  # type: ignore[arg-type]
+            weights[name] = float(w)
         r.done()
         if len(weights) != count:
             raise ValueError("data is damaged (duplicate node names)")
+        check_budget(weights, int(vnodes), max_vnodes)
         try:
-            return cls(weights, vnodes=int(vnodes), hash=hash_name, seed=int(seed))  # type: ignore[call-overload]
+            return cls(weights, vnodes=int(vnodes), hash=hash_name, seed=int(seed))
         except (TypeError, ValueError) as e:
             raise ValueError(f"data is damaged ({e})") from None
 
     def fingerprint(self) -> str:
         """A sha256 hex digest of the layout's defining data: equal rings, equal fingerprints."""
         return hashlib.sha256(b"consistent_hash.HashRing.v1\x00" + self._payload()).hexdigest()
+
+
+def check_budget(weights: Mapping[str, Any], vnodes: Any, max_vnodes: int) -> None:
+    """Refuse, before building anything, a layout from untrusted data that is too large."""
+    total = 0.0
+    for w in weights.values():
+        if not isinstance(w, (int, float)) or isinstance(w, bool) or not math.isfinite(w):
+            return  # the constructor raises the precise error
+        total += max(1.0, vnodes * w + 0.5) if isinstance(vnodes, int) else 0.0
+    if total > max_vnodes:
+        raise ValueError(f"the layout would have about {total:.3g} vnodes, more than "
+                         f"max_vnodes={max_vnodes}; pass a larger max_vnodes if you trust it")
 
 
 def _nulls(policy: str) -> bool:

@@ -107,8 +107,8 @@ def encode_key(k: str | bytes | int) -> dict[str, object]:
 
 
 def main() -> None:
-    out = {"comment": __doc__.strip().splitlines()[0], "digest_keys": f"key-0 .. key-{N_DIGEST - 1}",
-           "configs": []}
+    out = {"comment": __doc__.strip().splitlines()[0],
+           "digest_keys": f"key-0 .. key-{N_DIGEST - 1}", "configs": []}
     keys = sample_keys()
     dk = digest_keys()
     for cfg in CONFIGS:

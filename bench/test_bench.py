@@ -1,0 +1,21 @@
+"""Smoke test of the benchmark harness (not in the default test run: `pytest bench/`)."""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import bench  # noqa: E402
+
+
+def test_main_tiny(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert bench.main(["--quick", "--keys", "3000", "--runs", "1", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "| case | ours ns/key | peer | peer ns/key | ratio (peer/ours) |" in text
+    data = json.loads(out.read_text())
+    assert data["checks"] and all(c["ok"] for c in data["checks"])
+    cases = {r["case"] for r in data["rows"]}
+    assert any(c.startswith("lookup") for c in cases)
+    assert any(c.startswith("build") for c in cases)

@@ -1,0 +1,154 @@
+"""Type stub for the compiled core, consistent_hash._ring (src/_ring.pyx).
+
+Private API: the facade (ring.py, _containers.py, _validate.py) is its only user. Array
+arguments are typed memoryviews in the .pyx, so they must be C-contiguous and of exactly the
+dtype named here (int32 outputs must also be writable); the core raises on anything else.
+
+Checked with ``python -m mypy.stubtest consistent_hash._ring --allowlist
+tests/stubtest-allowlist.txt`` (the allowlist holds Cython's generated pickling helpers).
+Constructors are ``__new__``: the cdef classes take their arguments in ``__cinit__``.
+"""
+
+from collections.abc import Callable
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+from typing_extensions import Buffer, Self, disjoint_base
+
+# Name of a built-in hash -> its C id (CH_XXH3, CH_XXH64, CH_MURMUR3, CH_MD5).
+HASH_IDS: Final[dict[str, int]]
+# Name of a built-in hash -> exclusive upper bound of its seed (1 << 64, 1 << 32 or 1).
+SEED_LIMITS: Final[dict[str, int]]
+
+class EmptyRingError(LookupError):
+    """A lookup was made on a router with no nodes."""
+
+def hash_bytes(name: str, data: Buffer, seed: int = 0) -> int:
+    """One built-in hash ("xxh3", "xxh64", "murmur3", "md5") of a C-contiguous byte buffer."""
+
+def key_bytes(key: object, pos: int = -1) -> bytes:
+    """The bytes a key is hashed as; TypeError (naming ``pos`` if >= 0) for other types."""
+
+def is_null(key: object) -> bool:
+    """A missing value: None, a float NaN, pandas.NA or NaT."""
+
+@disjoint_base
+class _Hasher:
+    """A built-in hash (``hid`` >= 0 and ``seed``) or, when ``func`` is set, a callable."""
+
+    def __new__(cls, hid: int, seed: int, func: Callable[[bytes], int] | None = None) -> Self: ...
+    @property
+    def hid(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def func(self) -> Callable[[bytes], int] | None: ...
+    def hash(self, key: object) -> int:
+        """uint64 hash of one key (str, bytes-like or int; TypeError otherwise)."""
+    def __reduce__(
+        self,
+    ) -> tuple[type[_Hasher], tuple[int, int, Callable[[bytes], int] | None]]: ...
+
+@disjoint_base
+class _KeySource:
+    """A batch of keys in a layout the keys stage reads without Python objects."""
+
+    @property
+    def n(self) -> int: ...
+
+@disjoint_base
+class _Router:
+    """Base of every algorithm's kernel: maps uint64 hashes to int32 node indices."""
+
+def route_keys(
+    router: _Router,
+    hasher: _Hasher,
+    keys: object,
+    out: npt.NDArray[np.int32] | None = None,
+    nulls: bool = False,
+) -> npt.NDArray[np.int32]:
+    """Hash ``keys`` (list, tuple, ndarray, pyarrow, pandas, ...) in chunks and route them;
+    with ``nulls`` a missing key gets index -1 instead of raising."""
+
+def hash_keys(
+    hasher: _Hasher, keys: object, out: npt.NDArray[np.uint64] | None = None
+) -> npt.NDArray[np.uint64]:
+    """uint64 hash of every key."""
+
+def route_hashes(
+    router: _Router,
+    hashes: npt.NDArray[np.uint64],
+    out: npt.NDArray[np.int32] | None = None,
+) -> npt.NDArray[np.int32]:
+    """Route keys already hashed to uint64; returns int32 node indices."""
+
+@disjoint_base
+class _Ring(_Router):
+    """An immutable ring snapshot: sorted positions, owners, prefix index, node labels."""
+
+    def __new__(
+        cls,
+        positions: npt.ArrayLike,
+        owners: npt.ArrayLike,
+        nodes: tuple[str, ...],
+        hasher: _Hasher,
+    ) -> Self: ...
+    @property
+    def positions(self) -> npt.NDArray[np.uint64]:
+        """Read-only uint64 array of vnode positions, ascending."""
+    @property
+    def owners(self) -> npt.NDArray[np.int32]:
+        """Read-only int32 array: the index into ``nodes`` owning each position."""
+    @property
+    def nodes(self) -> tuple[str, ...]: ...
+    @property
+    def hasher(self) -> _Hasher: ...
+    def __len__(self) -> int: ...
+    def check_nonempty(self) -> None: ...
+    def nodes_array(self) -> npt.NDArray[np.object_]: ...
+    def position_index(self, h: int) -> int: ...
+    def index_of_hash(self, h: int) -> int: ...
+    def index(self, key: object) -> int: ...
+    def get(self, key: object) -> str: ...
+    def replica_table(self, r: int) -> npt.NDArray[np.int32]: ...
+    def replicas_of_hashes(
+        self, hashes: npt.NDArray[np.uint64], r: int
+    ) -> npt.NDArray[np.int32]: ...
+    def replicas_of_keys(self, keys: object, r: int) -> npt.NDArray[np.int32]: ...
+
+def label_positions(
+    hasher: _Hasher,
+    names: list[bytes],
+    counts: npt.NDArray[np.uint32],
+    first_owner: int = 0,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+    """Vnode positions of every label utf8(name) + b"#" + decimal j, sorted; and owners."""
+
+def sort_pairs(keys: npt.NDArray[np.uint64], vals: npt.NDArray[np.int32]) -> None:
+    """Stable in-place sort of (keys, vals) by keys."""
+
+def merge_sorted(
+    pa: npt.NDArray[np.uint64],
+    oa: npt.NDArray[np.int32],
+    pb: npt.NDArray[np.uint64],
+    ob: npt.NDArray[np.int32],
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+    """Merge two (position, owner)-sorted runs into one."""
+
+def arrow_source(
+    offsets: npt.NDArray[np.int32] | npt.NDArray[np.int64],
+    data: npt.NDArray[np.uint8],
+    n: int,
+    large: bool,
+) -> _KeySource:
+    """A _KeySource over Arrow offsets (int32, or int64 when ``large``) and data bytes."""
+
+def arrow_view_source(
+    array: object,
+    views: npt.NDArray[np.uint8],
+    buf_addr: npt.NDArray[np.uint64],
+    buf_size: npt.NDArray[np.int64],
+) -> _KeySource:
+    """A _KeySource over an Arrow string_view / binary_view array: its 16-byte views and the
+    addresses and sizes of its data buffers."""

@@ -1,0 +1,41 @@
+"""Shared test configuration: Hypothesis profiles and the reference model.
+
+Choose a profile with the environment variable HYPOTHESIS_PROFILE:
+
+    dev      10 examples per test (quick local iteration)
+    default  50 examples per test (the default; no deadline: the model is pure Python)
+    ci       300 examples per test, no deadline, too_slow health check suppressed
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+sys.path.insert(0, os.path.dirname(__file__))  # make tests/model.py importable as `model`
+
+settings.register_profile("dev", max_examples=10, deadline=None)
+settings.register_profile("default", max_examples=50, deadline=None)
+settings.register_profile(
+    "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def pytest_configure(config):
+    # Hypothesis' failure reporting may touch mypy_extensions.TypedDict, which warns on this
+    # environment; under filterwarnings=error that turns a test failure into an INTERNALERROR.
+    config.addinivalue_line(
+        "filterwarnings", "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning"
+    )
+
+
+@pytest.fixture(scope="session")
+def model_ring_class():
+    """The pure-Python reference ring class (tests/model.py)."""
+    from model import ModelRing
+
+    return ModelRing
