@@ -6,6 +6,7 @@
   assign     route keys (text lines, CSV, Parquet) to nodes: key,node
   inspect    summarise a ring file
   ring       write a ring file for a node list
+  demo       demo memcached: real servers, a join and a loss, hit rates ring vs modulo
 
 A layout is a ring file (see consistent_hash.ringfile) or a node list: "a,b,c",
 "a:2,b:1" (name:weight), or "@path" to a file with one "name [weight]" per line.
@@ -28,7 +29,7 @@ import numpy as np
 from consistent_hash import HashRing, __version__, ringfile
 from consistent_hash.analysis import balance, migration_plan, movement
 
-COMMANDS = ("simulate", "plan", "assign", "inspect", "ring")
+COMMANDS = ("simulate", "plan", "assign", "inspect", "ring", "demo")
 
 
 class UserError(Exception):
@@ -501,6 +502,38 @@ def _cmd_ring(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_demo(args: argparse.Namespace) -> int:
+    if args.what != "memcached":
+        raise UserError(f"unknown demo {args.what!r} (available: memcached)")
+    try:
+        import pymemcache  # noqa: F401
+    except ImportError:
+        raise UserError("the memcached demo needs pymemcache: pip install pymemcache") from None
+    from consistent_hash._servers import ServerError
+    from consistent_hash.demo import memcached_demo
+
+    progress = Progress(4, "demo")
+    try:
+        r = memcached_demo(args.keys, args.servers, progress.advance)
+    except ServerError as e:
+        raise UserError(str(e)) from None
+    finally:
+        progress.close()
+    if args.json:
+        print(json.dumps(r, indent=2))
+        return 0
+    n = r["servers"]
+    print(f"{r['keys']:,} keys written through pymemcache's HashClient to {n} real memcached "
+          f"servers on 127.0.0.1, then read back after the pool changed\n")
+    print(_table(["client hasher", f"{n} -> {n + 1}: keys still found",
+                  f"{n} -> {n - 1}: keys still found"],
+                 [[x["hasher"], _pct(x["join_kept"]), _pct(x["leave_kept"])]
+                  for x in r["results"]]
+                 + [["ideal", _pct(r["ideal_join_kept"]), _pct(r["ideal_leave_kept"])]]))
+    print(f"\n({r['seconds']:.1f} s)")
+    return 0
+
+
 # -- argument parsing ------------------------------------------------------------------------
 
 def _positive(text: str) -> int:
@@ -565,6 +598,12 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true")
     i.add_argument("--plot", metavar="PNG", help="draw load per node to a PNG")
 
+    d = sub.add_parser("demo", help="demo memcached: hit rates on real servers")
+    d.add_argument("what", help="memcached")
+    d.add_argument("--keys", type=_positive, default=100_000, help="keys (100,000)")
+    d.add_argument("--servers", type=_positive, default=8, help="servers before the change (8)")
+    d.add_argument("--json", action="store_true")
+
     r = sub.add_parser("ring", help="write a ring file for a node list")
     r.add_argument("nodes", help="node list")
     layout_options(r)
@@ -577,7 +616,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "simulate")  # the default command takes its options directly
     handlers = {"simulate": _cmd_simulate, "plan": _cmd_plan, "assign": _cmd_assign,
-                "inspect": _cmd_inspect, "ring": _cmd_ring}
+                "inspect": _cmd_inspect, "ring": _cmd_ring, "demo": _cmd_demo}
     try:
         args = _parser().parse_args(argv)
         return handlers[args.command](args)

@@ -1,0 +1,83 @@
+"""Integrations with the clients users route through.
+
+pymemcache
+----------
+``HashClient`` takes a ``hasher`` class with ``add_node``, ``remove_node`` and ``get_node``;
+:class:`RingHasher` is one backed by :class:`~consistent_hash.HashRing`, so a pool of memcached
+servers grows or shrinks by moving only the keys it must::
+
+    from pymemcache.client.hash import HashClient
+    from consistent_hash.integrations import RingHasher
+    client = HashClient([("10.0.0.1", 11211), ("10.0.0.2", 11211)], hasher=RingHasher)
+
+HashClient names each server ``"host:port"`` and calls ``hasher()`` with no arguments; to set
+the ring's parameters pass ``functools.partial(RingHasher, vnodes=100)``. Every client that
+uses the same parameters and server list routes every key to the same server.
+
+:class:`ModuloHasher` routes by ``hash(key) % N``: it is here as the baseline that shows what
+consistent hashing avoids (``python -m consistent_hash demo memcached``), not for use.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from consistent_hash.ring import HashRing
+
+__all__ = ["ModuloHasher", "RingHasher"]
+
+
+class RingHasher:
+    """A pymemcache ``HashClient`` hasher backed by a :class:`HashRing`.
+
+    Parameters are those of :class:`HashRing` (``vnodes``, ``hash``, ``seed``); nodes are
+    the server names HashClient gives (``"host:port"``). ``get_node`` returns None on an
+    empty ring, which HashClient expects when every server is down."""
+
+    def __init__(self, *, vnodes: int = 160, hash: str = "xxh3", seed: int = 0) -> None:
+        self.ring = HashRing(vnodes=vnodes, hash=hash, seed=seed)
+
+    def add_node(self, node: str) -> None:
+        if node not in self.ring:
+            self.ring.add(node)
+
+    def remove_node(self, node: str) -> None:
+        if node in self.ring:
+            self.ring.remove(node)
+
+    def get_node(self, key: str | bytes) -> str | None:
+        ring = self.ring
+        if len(ring) == 0:
+            return None
+        return ring.get(key)
+
+    def get_nodes(self, keys: Any) -> Any:
+        """Batch form: the node of each key (an object array)."""
+        return self.ring.get_many(keys)
+
+
+class ModuloHasher:
+    """``hash(key) % N`` over the sorted node names: the baseline consistent hashing replaces.
+
+    Changing N moves about (N-1)/N of all keys. Provided for comparisons only."""
+
+    def __init__(self, *, hash: str = "xxh3", seed: int = 0) -> None:
+        self._probe = HashRing(["_"], hash=hash, seed=seed)  # only its key hash is used
+        self._nodes: list[str] = []
+        self._lock = threading.Lock()
+
+    def add_node(self, node: str) -> None:
+        with self._lock:
+            if node not in self._nodes:
+                self._nodes = sorted([*self._nodes, node])
+
+    def remove_node(self, node: str) -> None:
+        with self._lock:
+            self._nodes = [n for n in self._nodes if n != node]
+
+    def get_node(self, key: str | bytes) -> str | None:
+        nodes = self._nodes
+        if not nodes:
+            return None
+        return nodes[self._probe.hash(key) % len(nodes)]
