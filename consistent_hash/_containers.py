@@ -59,6 +59,8 @@ def _split(keys: Any, nulls: bool = False) -> tuple[str, Any]:
     if mod == "pyarrow":
         import pyarrow as pa
 
+        if isinstance(keys, (pa.Table, pa.RecordBatch)):
+            return _split(_single_column(keys, keys.column_names, keys.column), nulls)
         if isinstance(keys, pa.ChunkedArray):
             return "chunks", list(keys.chunks)
         if isinstance(keys, pa.Array) and keys.null_count and not nulls:
@@ -76,6 +78,9 @@ def _split(keys: Any, nulls: bool = False) -> tuple[str, Any]:
     if mod == "pandas":
         import pandas as pd
 
+        if isinstance(keys, pd.DataFrame):
+            return _split(_single_column(keys, list(keys.columns), lambda i: keys.iloc[:, i]),
+                          nulls)
         if isinstance(keys, (pd.Series, pd.Index)):
             if isinstance(keys.dtype, pd.CategoricalDtype):
                 codes = np.asarray(keys.cat.codes if isinstance(keys, pd.Series) else keys.codes)
@@ -93,8 +98,18 @@ def _split(keys: Any, nulls: bool = False) -> tuple[str, Any]:
                     raise _null_error(int(na.sum()), int(np.argmax(na)))
             return "plain", values
     if mod == "polars":
-        return _split(keys.to_arrow(), nulls)
+        if hasattr(keys, "columns") and hasattr(keys, "get_column"):  # a polars DataFrame
+            keys = _single_column(keys, list(keys.columns), keys.to_series)
+        return _split(keys.to_arrow(), nulls)  # zero-copy for strings and integers
     return "plain", keys
+
+
+def _single_column(table: Any, names: list[Any], column: Any) -> Any:
+    """The one column of a one-column table; a wider table is ambiguous."""
+    if len(names) != 1:
+        raise TypeError(f"keys is a table with {len(names)} columns {names[:5]}: pass the key "
+                        "column itself, e.g. table['key']")
+    return column(0)
 
 
 def _pandas_arrow(series: Any) -> Any:

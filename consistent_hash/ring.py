@@ -227,16 +227,21 @@ class HashRing:
         """
         return self._core.get(key)
 
-    def get_many(self, keys: Any, *, nulls: str = "raise") -> npt.NDArray[np.object_]:
+    def get_many(self, keys: Any, *, nulls: str = "raise", categorical: bool = False) -> Any:
         """The node of each key, as an object array of names.
 
         ``keys``: a list or tuple of str / bytes / int, a NumPy array (U, S, O, T or integer
-        dtype), a pyarrow Array or ChunkedArray, a pandas Series or a polars Series.
+        dtype), a pyarrow Array, ChunkedArray or one-column Table, a pandas Series or
+        one-column DataFrame, a polars Series or one-column DataFrame.
         ``nulls="none"`` maps a missing key (None, NaN, pandas.NA, an Arrow null) to None
         instead of raising ValueError / TypeError.
+        ``categorical=True`` returns a ``pandas.Categorical`` instead (int32-sized codes into
+        the node names, missing keys as NaN): 4 bytes a key rather than a pointer.
         """
         core = self._core
         idx = _route(core, core.hasher, keys, None, _nulls(nulls))
+        if categorical:
+            return as_categorical(idx, core.nodes)
         result: npt.NDArray[np.object_] = core.nodes_array()[idx]
         return result
 
@@ -453,6 +458,16 @@ def check_budget(weights: Mapping[str, Any], vnodes: Any, max_vnodes: int) -> No
     if total > max_vnodes:
         raise ValueError(f"the layout would have about {total:.3g} vnodes, more than "
                          f"max_vnodes={max_vnodes}; pass a larger max_vnodes if you trust it")
+
+
+def as_categorical(indices: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> Any:
+    """A pandas Categorical from node indices (-1 -> NaN)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("categorical=True needs pandas: pip install pandas") from None
+    return pd.Categorical.from_codes(indices, categories=pd.Index(nodes, dtype=object),
+                                     validate=False)
 
 
 def _nulls(policy: str) -> bool:
