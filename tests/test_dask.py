@@ -22,8 +22,14 @@ PER_PART = 500_000  # 10,000,000 keys in all
 
 
 def make_keys(i: int, n: int = PER_PART) -> "pd.Series":
-    return pd.Series(np.char.add("user:", np.arange(i * n, (i + 1) * n).astype("U")),
-                     name="key", index=pd.RangeIndex(i * n, (i + 1) * n))
+    """Keys user:<i*n> .. user:<(i+1)*n - 1> as an Arrow-backed string Series (built in C)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    nums = pa.array(np.arange(i * n, (i + 1) * n)).cast(pa.string())
+    keys = pc.binary_join_element_wise(pa.scalar("user:"), nums, "")
+    return pd.Series(pd.arrays.ArrowStringArray(keys), name="key",
+                     index=pd.RangeIndex(i * n, (i + 1) * n))
 
 
 def digest(s: "pd.Series") -> str:
