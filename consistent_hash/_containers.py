@@ -72,6 +72,8 @@ def _split(keys: Any, nulls: bool = False) -> tuple[str, Any]:
             return "codes", (keys.dictionary, codes)
         if isinstance(keys, pa.Array) and keys.null_count:
             mask = np.asarray(keys.is_null().to_numpy(zero_copy_only=False))
+            if pa.types.is_string_view(keys.type) or pa.types.is_binary_view(keys.type):
+                keys = keys.cast(pa.large_binary())  # fill_null has no view kernel
             fill = pa.scalar(0 if pa.types.is_integer(keys.type) else b"", type=keys.type)
             return "masked", (pc.fill_null(keys, fill), mask)
         return "plain", keys
