@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Run the test suite against an AddressSanitizer + UndefinedBehaviorSanitizer build of the
+# compiled core. Any sanitizer report aborts the run (halt_on_error), so a green run means
+# zero errors. Builds in a scratch copy of the tree, so the working tree is untouched.
+#
+#   tools/asan.sh [pytest args...]        e.g. tools/asan.sh -x -q tests/test_fuzz.py
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+git -C "$here" ls-files -z | (cd "$here" && xargs -0 cp --parents -t "$work")
+cp -r "$here/tests" "$work/" 2>/dev/null || true
+cd "$work"
+CC=${CC:-gcc} CONSISTENT_HASH_SANITIZE=address,undefined \
+  python setup.py -q build_ext --inplace 2>&1 | grep -v -E "^(warning|Compiling|\[)" || true
+libasan="$(${CC:-gcc} -print-file-name=libasan.so)"
+libubsan="$(${CC:-gcc} -print-file-name=libubsan.so)"
+export LD_PRELOAD="$libasan:$libubsan"
+# Python itself is not built with ASan: leak checking would report the interpreter's own
+# allocations, so it is off; every memory error in our code still aborts.
+export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1:allocator_may_return_null=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+export PYTHONMALLOC=malloc   # let ASan see every Python allocation too
+python - <<'PY'
+import consistent_hash._ring as r, sys
+print("sanitized build:", r.__file__, file=sys.stderr)
+PY
+python -m pytest -p no:cacheprovider -q "${@:-tests}"
