@@ -22,6 +22,7 @@ from consistent_hash._ring import (
     label_positions,
     merge_sorted,
     route_hashes,
+    take_names,
 )
 from consistent_hash._validate import (
     MAX_TOTAL_VNODES,
@@ -242,7 +243,7 @@ class HashRing:
         idx = _route(core, core.hasher, keys, None, _nulls(nulls))
         if categorical:
             return as_categorical(idx, core.nodes)
-        result: npt.NDArray[np.object_] = core.nodes_array()[idx]
+        result: npt.NDArray[np.object_] = take_names(core.nodes, idx)
         return result
 
     def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None, *,

@@ -6,6 +6,7 @@
 
 from cpython.object cimport PyObject
 from cpython.list cimport PyList_GET_SIZE
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
@@ -433,6 +434,29 @@ def hash_keys(_Hasher hasher, keys, uint64_t[::1] out=None):
         e = min(src.n, s + CHUNK)
         src.fill(hasher, s, e, &out[s])
     return out.base if out.base is not None else np.asarray(out)
+
+
+def take_names(tuple nodes, const int32_t[::1] idx):
+    """Object array of nodes[idx[i]] (None for -1): the names of routed keys, without
+    numpy's generic object take (about 4x slower per key)."""
+    cdef Py_ssize_t m = idx.shape[0], i, n = len(nodes)
+    cdef int32_t j
+    out = np.empty(m, dtype=object)  # filled with None
+    if m == 0:
+        return out
+    cdef PyObject **data = <PyObject **><uintptr_t>out.__array_interface__["data"][0]
+    cdef PyObject **src = PySequence_Fast_ITEMS(nodes)
+    cdef PyObject *none = <PyObject *>None
+    for i in range(m):
+        j = idx[i]
+        if j < 0 or j >= n:
+            if j == -1:
+                continue
+            raise IndexError(f"node index {j} out of range")
+        Py_INCREF(<object>src[j])
+        data[i] = src[j]
+        Py_DECREF(<object>none)
+    return out
 
 
 def route_hashes(_Router router, const uint64_t[::1] hashes, int32_t[::1] out=None):
