@@ -56,10 +56,11 @@ class Config:
     rendezvous_work: int = 2_000_000  # clandestined: keys = this // nodes (O(nodes) per key)
     seed: int = 20240601
     quick: bool = False
+    clock: str = "wall"          # "cpu": process CPU time, less hurt by other work on the box
 
     @classmethod
-    def make(cls, quick: bool, n_keys: int | None, runs: int | None, seed: int | None
-             ) -> Config:
+    def make(cls, quick: bool, n_keys: int | None = None, runs: int | None = None,
+             seed: int | None = None, clock: str = "wall") -> Config:
         c = cls(n_keys=100_000, runs=3, slow_runs=1, loop_keys=10_000, check_keys=5_000,
                 rendezvous_work=200_000, quick=True) if quick else cls()
         if n_keys is not None:
@@ -69,6 +70,7 @@ class Config:
             c.slow_runs = min(c.slow_runs, runs)
         if seed is not None:
             c.seed = seed
+        c.clock = clock
         c.loop_keys = min(c.loop_keys, c.n_keys)
         c.check_keys = min(c.check_keys, c.n_keys)
         return c
@@ -125,8 +127,14 @@ def log(msg: str) -> None:
 
 # -- timing --------------------------------------------------------------------------------------
 
+CLOCKS = {"wall": time.perf_counter_ns, "cpu": time.process_time_ns}
+_clock = time.perf_counter_ns
+
+
 def median_ns(fn: Callable[[], object], runs: int, warmup: int = 1) -> float:
-    """Median wall time of fn() in ns; the garbage collector is off while timing (as timeit)."""
+    """Median time of fn() in ns (wall clock, or this process's CPU time with --clock cpu);
+    the garbage collector is off while timing (as timeit does)."""
+    clock = _clock
     for _ in range(warmup):
         fn()
     times = []
@@ -135,9 +143,9 @@ def median_ns(fn: Callable[[], object], runs: int, warmup: int = 1) -> float:
     gc.disable()
     try:
         for _ in range(runs):
-            t0 = time.perf_counter_ns()
+            t0 = clock()
             fn()
-            times.append(time.perf_counter_ns() - t0)
+            times.append(clock() - t0)
     finally:
         if was_enabled:
             gc.enable()
@@ -738,7 +746,8 @@ def render(meta: dict[str, str], b: Bench, inputs: str, total_s: float) -> str:
         out.append(f"- {k}: {meta[k]}")
     out.append(f"- inputs: {inputs}, seed {cfg.seed}")
     out.append(f"- method: one process; ours on all {cfg.n_keys:,} keys, median of {cfg.runs} "
-               f"runs; Python-loop peers on {cfg.loop_keys:,} keys, median of {cfg.slow_runs}"
+               f"runs; Python-loop peers on {cfg.loop_keys:,} keys, median of {cfg.slow_runs}; "
+               f"{'wall' if cfg.clock == 'wall' else 'process CPU'} time"
                f"{'; QUICK MODE' if cfg.quick else ''}")
     out += ["", "| case | ours ns/key | peer | peer ns/key | ratio (peer/ours) |",
             "|---|---:|---|---:|---:|"]
@@ -776,11 +785,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--keys", type=int, help="number of keys (default 1,000,000; quick 100,000)")
     p.add_argument("--runs", type=int, help="runs per case (default 5; quick 3)")
     p.add_argument("--seed", type=int, help="seed of the inputs")
+    p.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                   help="wall time (default) or this process's CPU time (steadier when other "
+                        "work shares the machine; both single-threaded here)")
     return p.parse_args(argv)
 
 
 def run(cfg: Config) -> tuple[dict[str, Any], str]:
     """Run every case; return (results as a JSON-able dict, the markdown report)."""
+    global _clock
+    _clock = CLOCKS[cfg.clock]
     t0 = time.perf_counter()
     try:
         import consistent_hash  # noqa: F401
@@ -803,7 +817,9 @@ def run(cfg: Config) -> tuple[dict[str, Any], str]:
     end = _load()
     busy = any(x != "unknown" and float(x) > 0.5 for x in (meta["load"], end))
     meta["load"] = (f"1-min load average {meta['load']} at start, {end} at end"
-                    + (": other work was running, numbers are skewed" if busy else ""))
+                    + (": other work was running; wall times are skewed (--clock cpu is "
+                       "steadier)" if busy and cfg.clock == "wall" else
+                       ": other work was running (CPU-time clock)" if busy else ""))
     report = render(meta, b, inp.desc, total)
     results = {"meta": meta, "config": asdict(cfg), "inputs": inp.desc,
                "rows": [dict(asdict(r), ratio=r.ratio) for r in b.rows],
@@ -813,7 +829,7 @@ def run(cfg: Config) -> tuple[dict[str, Any], str]:
 
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
-    cfg = Config.make(a.quick, a.keys, a.runs, a.seed)
+    cfg = Config.make(a.quick, a.keys, a.runs, a.seed, a.clock)
     results, report = run(cfg)
     print(report, flush=True)
     if a.json:
