@@ -9,6 +9,7 @@ baseline. Prints a markdown table.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import time
@@ -74,8 +75,9 @@ def main(argv: list[str] | None = None) -> None:
         cluster.close()
         rows.append((f"dask LocalCluster, {workers} worker process(es) (generate + route)",
                      per * parts / statistics.median(times)))
-    print(f"Dask throughput, {per * parts:,} keys, 64-node ring; {platform.processor() or platform.machine()}, "
-          f"{__import__('os').cpu_count()} cores, Python {platform.python_version()}, "
+    machine = platform.processor() or platform.machine()
+    print(f"Dask throughput, {per * parts:,} keys, 64-node ring; {machine}, "
+          f"{os.cpu_count()} cores, Python {platform.python_version()}, "
           f"dask {dask.__version__}\n")
     print("| setup | keys/s |")
     print("|---|---:|")

@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> None:
     for name, (fn, data) in cases.items():
         rates = {}
         for t in (1, 2):
-            times = [run_threads(lambda: fn(data), t) for _ in range(args.runs)]
+            times = [run_threads(lambda fn=fn, data=data: fn(data), t)
+                     for _ in range(args.runs)]
             rates[t] = t * args.keys / statistics.median(times)
         print(f"| {name} | {rates[1] / 1e6:,.0f} M | {rates[2] / 1e6:,.0f} M | "
               f"{rates[2] / rates[1]:.2f}x |")

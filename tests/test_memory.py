@@ -30,7 +30,7 @@ def test_no_rss_growth_over_ten_million_lookups() -> None:
 
     def work(rounds: int) -> int:
         n = 0
-        for r in range(rounds):
+        for _ in range(rounds):
             n += len(ring.get_indices(keys))
             n += len(ring.get_many(arr))
             n += len(ring.lookup(hashes))
