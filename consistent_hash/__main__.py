@@ -49,6 +49,19 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line(headers), sep, *(line(r) for r in rows)])
 
 
+def _json(doc: Any) -> str:
+    """Strict JSON: a non-finite float (a ratio with a zero denominator) becomes null."""
+    def clean(x: Any) -> Any:
+        if isinstance(x, float) and not math.isfinite(x):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [clean(v) for v in x]
+        return x
+    return json.dumps(clean(doc), indent=1, ensure_ascii=False, allow_nan=False)
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
@@ -139,13 +152,16 @@ def _parse_nodes(text: str) -> dict[str, float]:
 
 def _layout(spec: str, args: argparse.Namespace) -> HashRing:
     """A ring from a ring-file path or a node list."""
-    if os.path.isfile(spec) and not spec.startswith("@"):
+    if not spec.startswith("@") and os.path.exists(spec):
+        if os.path.isdir(spec):
+            raise UserError(f"{spec!r} is a directory, not a ring file")
         try:
             return ringfile.load(spec)
         except (ValueError, OSError) as e:
             raise UserError(f"{spec}: {e}") from None
-    if spec.endswith(".json"):
-        raise UserError(f"ring file {spec!r} not found")
+    if not spec.startswith("@") and (os.sep in spec or "/" in spec
+                                     or spec.endswith((".json", ".ring", ".txt", ".csv"))):
+        raise UserError(f"ring file {spec!r} not found (a node list is 'a,b,c')")
     try:
         return HashRing(_parse_nodes(spec), vnodes=args.vnodes, hash=args.hash, seed=args.seed)
     except (TypeError, ValueError) as e:
@@ -304,7 +320,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if args.json:
         for s in r["spread"]:
             s.pop("loads")
-        print(json.dumps(r, indent=2))
+        print(_json(r))
     else:
         _print_simulation(r)
     if args.plot:
@@ -325,7 +341,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     if args.format == "json":
         doc = {"old": old.fingerprint(), "new": new.fingerprint(), **mv.to_dict(),
                "ranges": plan.to_dict()["ranges"]}
-        print(json.dumps(doc, indent=1, ensure_ascii=False))
+        print(_json(doc))
     elif args.format == "csv":
         w = csv.writer(sys.stdout, lineterminator="\n")
         w.writerow(["start", "end", "from", "to"])
@@ -432,25 +448,58 @@ def _cmd_assign(args: argparse.Namespace) -> int:
     ring = _layout(args.ring if args.ring is not None else args.nodes, args)
     if len(ring) == 0:
         raise UserError("the layout has no nodes")
+    fmt = args.input_format
+    if fmt == "auto":
+        fmt = ("parquet" if args.input.endswith(".parquet") else
+               "csv" if args.input.endswith(".csv") else "text")
+    if args.column is not None and fmt == "text":
+        raise UserError("--column applies to CSV and Parquet input, not text lines")
+    args.input_format = fmt
     total = os.path.getsize(args.input) if args.input != "-" and os.path.isfile(args.input) else 0
     progress = Progress(total, "assign")
-    out = sys.stdout if args.output in (None, "-") else open(args.output, "w", encoding="utf-8",
-                                                             newline="")
+    batches = _read_keys(args)
+    # Read and route the first batch before any output is opened or written, so that a bad
+    # input or column is reported without clobbering an existing output file.
+    first = next(batches, [])
+    routed = _route_batch(ring, first)
+    tmp = None
+    if args.output in (None, "-"):
+        out: TextIO = sys.stdout
+    else:
+        tmp = f"{args.output}.tmp{os.getpid()}"
+        try:
+            out = open(tmp, "w", encoding="utf-8", newline="")
+        except OSError as e:
+            raise UserError(f"cannot write {args.output!r}: {e.strerror}") from None
+    ok = False
     try:
         w = csv.writer(out, lineterminator="\n")
         w.writerow(["key", "node"])
-        for batch in _read_keys(args):
-            try:
-                nodes = ring.get_many(batch)
-            except (TypeError, ValueError) as e:
-                raise UserError(str(e)) from None
-            w.writerows(zip(batch, nodes.tolist(), strict=True))
+        batch = first
+        while batch:
+            w.writerows(zip(batch, routed, strict=True))
             progress.advance(sum(len(k) + 1 for k in batch if isinstance(k, str)))
+            batch = next(batches, [])
+            routed = _route_batch(ring, batch)
+        ok = True
     finally:
         progress.close()
-        if out is not sys.stdout:
+        if tmp is not None:
             out.close()
+            if ok:
+                os.replace(tmp, args.output)
+            else:
+                os.unlink(tmp)
     return 0
+
+
+def _route_batch(ring: HashRing, batch: list[Any]) -> list[str]:
+    if not batch:
+        return []
+    try:
+        return ring.get_many(batch).tolist()  # type: ignore[no-any-return]
+    except (TypeError, ValueError) as e:
+        raise UserError(str(e)) from None
 
 
 # -- inspect / ring --------------------------------------------------------------------------
@@ -461,14 +510,13 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     b = balance(ring)
     counts = np.bincount(ring.owners, minlength=len(ring))
     if args.json:
-        print(json.dumps({"kind": "HashRing", "hash": ring.hash_name, "seed": ring.seed,
+        print(_json({"kind": "HashRing", "hash": ring.hash_name, "seed": ring.seed,
                           "vnodes": ring.vnodes, "fingerprint": ring.fingerprint(),
                           "positions": len(ring.positions),
                           "nodes": [{"node": n, "weight": ring.weights[n],
                                      "vnodes": int(c), "share": b.shares[n]}
                                     for n, c in zip(ring.nodes, counts, strict=True)],
-                          "balance": {k: v for k, v in b.to_dict().items() if k != "shares"}},
-                         indent=1, ensure_ascii=False))
+                          "balance": {k: v for k, v in b.to_dict().items() if k != "shares"}}))
     else:
         print(f"HashRing: {len(ring)} nodes, {len(ring.positions)} positions, hash "
               f"{ring.hash_name}, seed {ring.seed}, {ring.vnodes} vnodes per unit weight")
@@ -520,7 +568,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     if args.json:
-        print(json.dumps(r, indent=2))
+        print(_json(r))
         return 0
     n = r["servers"]
     print(f"{r['keys']:,} keys written through pymemcache's HashClient to {n} real memcached "
@@ -543,6 +591,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if v < 1:
         raise argparse.ArgumentTypeError(f"expected a number >= 1, got {v}")
+    return v
+
+
+def _non_negative(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {v}")
     return v
 
 
@@ -578,7 +636,7 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("new", help="ring file or node list")
     layout_options(pl)
     pl.add_argument("--format", choices=["table", "json", "csv"], default="table")
-    pl.add_argument("--ranges", type=int, default=10, metavar="N",
+    pl.add_argument("--ranges", type=_non_negative, default=10, metavar="N",
                     help="hash ranges to list in the table (10; 0 for none)")
     pl.add_argument("--plot", metavar="PNG", help="draw load per node and flows to a PNG")
 

@@ -21,7 +21,7 @@ PARTS = 20
 PER_PART = 500_000  # 10,000,000 keys in all
 
 
-def make_keys(i: int, n: int = PER_PART) -> "pd.Series":
+def make_keys(i: int, n: int = PER_PART) -> pd.Series:
     """Keys user:<i*n> .. user:<(i+1)*n - 1> as an Arrow-backed string Series (built in C)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -32,7 +32,7 @@ def make_keys(i: int, n: int = PER_PART) -> "pd.Series":
                      index=pd.RangeIndex(i * n, (i + 1) * n))
 
 
-def digest(s: "pd.Series") -> str:
+def digest(s: pd.Series) -> str:
     return hashlib.sha256(np.ascontiguousarray(s.to_numpy(), dtype="<i4").tobytes()).hexdigest()
 
 

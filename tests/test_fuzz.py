@@ -16,8 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from consistent_hash import HashRing
-from consistent_hash import ringfile
+from consistent_hash import HashRing, ringfile
 
 HASHES = ["xxh3", "xxh64", "murmur3", "md5"]
 RINGS = {h: HashRing([f"n{i}" for i in range(5)], vnodes=20, hash=h) for h in HASHES}
