@@ -220,6 +220,7 @@ def test_libketama_real_library(n: int, weighted: bool) -> None:
         pos = ring.positions
         at = np.searchsorted(pos, ring.hash_many(keys[:500]), side="left") % len(pos)
         assert pos[at].tolist() == [ref.get_server(k)[0] for k in keys[:500]]
+        del ref  # libketama's global trackers: free this continuum before another is made
 
 
 # -- the rest of the surface ------------------------------------------------------------------
