@@ -186,7 +186,7 @@ class TokenRing:
     def owner_of_token(self, token: int) -> str:
         """The node owning a token: the one with the smallest token >= it, wrapping."""
         core = self._core
-        return core.nodes[core.index_of_hash((_token(token) + (1 << 63)))]  # type: ignore[no-any-return]
+        return core.nodes[core.index_of_hash(_token(token) + (1 << 63))]  # type: ignore[no-any-return]
 
     def replicas_of_token(self, token: int, n: int) -> list[str]:
         """SimpleStrategy replicas: the owner, then the next distinct nodes clockwise."""

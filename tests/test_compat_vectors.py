@@ -70,3 +70,25 @@ def test_cassandra_tokens() -> None:
     assert [murmur3_token(k, raw=True) for k in keys] == expected
     assert murmur3_tokens(keys, raw=True).tolist() == expected
     assert murmur3_token(b"") == -(1 << 63)  # the server's empty-key rule (the driver: 0)
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "compat.md"
+
+
+@pytest.mark.skipif(not DOCS.exists(), reason="docs/compat.md is not beside tests/")
+def test_compat_doc_examples() -> None:
+    import doctest
+
+    result = doctest.testfile(str(DOCS), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 15
+    assert result.failed == 0
+
+
+@pytest.mark.parametrize("name", ["consistent_hash.ketama", "consistent_hash.redis",
+                                  "consistent_hash.cassandra"])
+def test_compat_docstring_examples(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0

@@ -23,8 +23,9 @@ from redis.crc import key_slot  # noqa: E402
 
 def _keys(n: int = 6000, seed: int = 3) -> list[bytes]:
     rnd = random.Random(seed)
-    keys: list[bytes] = [b"", b"{", b"}", b"{}", b"{}x", b"x{}", b"{{}}", b"a{b}c", b"{user1000}.following",
-                         b"{user1000}.followers", b"foo{}{bar}", b"foo{{bar}}zap", b"foo{bar}{zap}",
+    keys: list[bytes] = [b"", b"{", b"}", b"{}", b"{}x", b"x{}", b"{{}}", b"a{b}c",
+                         b"{user1000}.following", b"{user1000}.followers", b"foo{}{bar}",
+                         b"foo{{bar}}zap", b"foo{bar}{zap}",
                          b"123456789", b"}{", b"{a", b"a}", "{ключ}-значение".encode()]
     alphabet = b"ab{}{}xyz:/-_" + bytes(range(0x80, 0x100, 7))
     for i in range(n):

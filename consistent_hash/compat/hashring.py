@@ -13,7 +13,7 @@ the same points in C and keeps the same answers: ``get_node``, ``get_node_pos``,
 Where we differ, only where hashring fails: hashring raises AttributeError for any key that
 is not a str (it calls ``key.encode``); here bytes keys are hashed as their bytes and int keys
 as their decimal digits (str keys, the only ones hashring can route, are placed identically).
-The ring also pickles, and adds batch lookups (``get_many``, ``get_indices``).  Bug-compatible
+It adds batch lookups (``get_many``, ``get_indices``).  Bug-compatible
 on purpose: ``iterate_nodes`` ignores ``distinct`` (hashring always de-duplicates, by
 ``str(node)``) and skips nodes that are falsy, as hashring does.
 """

@@ -16,7 +16,8 @@ sends it to, in both of its modes:
 What runs differently: the ring is a compiled, sorted NumPy array, so building it, changing it
 and looking keys up run in C (and ``get_many`` / ``get_indices`` route whole batches); every
 change builds a new snapshot and swaps it in with one assignment, so readers in other threads
-never see a half-built ring (uhashring mutates its lists in place); and the ring pickles.
+never see a half-built ring (uhashring mutates its lists in place); and the ring pickles
+(uhashring's default mode does not: its hash is a lambda).
 
 Keys are hashed as ``str(key)``, as uhashring does, so ``b"x"`` is hashed as the text
 ``"b'x'"``: that is uhashring's placement and we keep it so that nothing moves.  A new
@@ -43,9 +44,9 @@ import numpy.typing as npt
 
 from consistent_hash._containers import route as _route
 from consistent_hash._ring import (
+    HASH_IDS,
     POINTS_DIGEST,
     POINTS_MD5_BE64,
-    HASH_IDS,
     _Hasher,
     _Ring,
     compat_points,
@@ -111,7 +112,8 @@ class HashRing:
             if vnodes is None:
                 vnodes = 40
             replicas = kwargs.get("replicas", 4)
-            if isinstance(replicas, bool) or not isinstance(replicas, int) or not 0 <= replicas <= 4:
+            if isinstance(replicas, bool) or not isinstance(replicas, int) \
+                    or not 0 <= replicas <= 4:
                 raise ValueError(f"replicas must be an int between 0 and 4, got {replicas!r}")
             self._replicas = replicas
             self._hasher = _Hasher(HASH_IDS["ketama_md5_next"], 0, None)
