@@ -281,16 +281,20 @@ class KetamaRing:
         return _route(core, core.hasher, keys, out)
 
     def lookup(self, hashes: Any) -> npt.NDArray[np.int32]:
-        """Route keys already hashed (32-bit key hashes as uint64)."""
-        result: npt.NDArray[np.int32] = route_hashes(self._state[0], as_hashes(hashes))
+        """Route keys already hashed: the 32-bit key hashes (as ``hash`` gives them)."""
+        h = as_hashes(hashes)
+        if h.size and int(h.max()) >> 32:
+            raise ValueError("ketama key hashes are 32-bit: values must be below 2**32")
+        result: npt.NDArray[np.int32] = route_hashes(self._state[0], h << np.uint64(32))
         return result
 
     def hash(self, key: str | bytes | int) -> int:
         """The 32-bit key hash the client computes for a key."""
-        return self._hasher.hash(key)  # type: ignore[no-any-return]
+        return int(self._hasher.hash(key)) >> 32  # ring positions hold it in the high half
 
     def hash_many(self, keys: Any) -> npt.NDArray[np.uint64]:
-        return _hash_many(self._hasher, keys)
+        """The 32-bit key hash of every key (as uint64)."""
+        return _hash_many(self._hasher, keys) >> np.uint64(32)
 
     def replicas(self, key: str | bytes | int, n: int) -> list[str]:
         """The first ``min(n, len(ring))`` distinct servers clockwise from the key."""
@@ -334,7 +338,7 @@ class KetamaRing:
     @property
     def positions(self) -> npt.NDArray[np.uint64]:
         """The continuum's point values (32-bit, as uint64), ascending."""
-        return self._state[0].positions  # type: ignore[no-any-return]
+        return self._state[0].positions >> np.uint64(32)  # type: ignore[no-any-return]
 
     @property
     def owners(self) -> npt.NDArray[np.int32]:

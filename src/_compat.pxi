@@ -23,7 +23,8 @@ if (HASH_IDS["one_at_a_time"], HASH_IDS["ketama_md5"], HASH_IDS["ketama_md5_next
 
 cdef enum:
     P_MD5_BE64 = 0      # one point per label: MD5 bytes 0..7 big-endian (uhashring default)
-    P_DIGEST = 1        # per_digest points per label: MD5 bytes 4x..4x+3 little-endian (ketama)
+    P_DIGEST = 1        # per_digest points per label: MD5 bytes 4x..4x+3 little-endian (ketama),
+                    # as positions value << 32
     P_HASH = 2          # one point per label: the hash with id hid (e.g. one-at-a-time)
 
 POINTS_MD5_BE64 = P_MD5_BE64
@@ -34,6 +35,8 @@ POINTS_HASH = P_HASH
 def compat_points(list prefixes, const uint32_t[::1] labels, int mode, int per_digest=4,
                   int hid=0):
     """Points of labels prefixes[i] + ascii(decimal j), j < labels[i], in generation order.
+
+    32-bit points (ketama words, one-at-a-time) come as ring positions, value << 32.
 
     Returns (positions uint64, owners int32) with owner i for node i, unsorted: node by node,
     label by label, digest word by digest word, which is the order the original libraries
@@ -77,7 +80,7 @@ def compat_points(list prefixes, const uint32_t[::1] labels, int mode, int per_d
                     if mode == P_DIGEST:
                         ch_md5(label, m, digest)
                         for x in range(per):
-                            pv[off] = ch_ketama_point(digest, <unsigned>x)
+                            pv[off] = (<uint64_t>ch_ketama_point(digest, <unsigned>x)) << 32
                             ov[off] = <int32_t>i
                             off += 1
                     else:

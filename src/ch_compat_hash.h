@@ -18,7 +18,10 @@
  *   ch_cassandra_token(p, n) the Murmur3Partitioner token: h1 with seed 0, except that the
  *                            empty key is INT64_MIN and a hash of INT64_MIN becomes INT64_MAX.
  *
- * Ring positions are uint64.  Signed tokens map to positions by flipping the sign bit
+ * Ring positions are uint64.  A 32-bit hash (one-at-a-time, ketama MD5) is placed in the high
+ * half, h << 32: the order is the same, and the ring's prefix index, which buckets positions
+ * by their top bits, spreads them instead of finding them all in its first bucket.  Signed
+ * tokens map to positions by flipping the sign bit
  * (u = token ^ 2**63), which preserves order.  Rings that take the first point strictly
  * greater than the key hash (Python's bisect.bisect_right: uhashring, hashring) are searched
  * with the key hash + 1, since "first p > h" is "first p >= h + 1" (and h + 1 wrapping to 0 past
@@ -176,17 +179,18 @@ static inline uint64_t ch_cassandra_token(const uint8_t *p, size_t len)
 static inline uint64_t ch_h_oaat(const uint8_t *p, size_t n, uint64_t s)
 {
     (void)s;
-    return ch_one_at_a_time(p, n);
+    return (uint64_t)ch_one_at_a_time(p, n) << 32;
 }
 static inline uint64_t ch_h_kmd5(const uint8_t *p, size_t n, uint64_t s)
 {
     (void)s;
-    return ch_ketama_md5(p, n);
+    return (uint64_t)ch_ketama_md5(p, n) << 32;
 }
 static inline uint64_t ch_h_kmd5_next(const uint8_t *p, size_t n, uint64_t s)
 {
     (void)s;
-    return (uint64_t)ch_ketama_md5(p, n) + 1;
+    /* h + 1 = 2**32 shifts out to 0: the wrap to the first point, as bisect_right wraps */
+    return ((uint64_t)ch_ketama_md5(p, n) + 1) << 32;
 }
 static inline uint64_t ch_h_md5_next(const uint8_t *p, size_t n, uint64_t s)
 {

@@ -147,14 +147,15 @@ class HashRing:
 
     @property
     def _sorted_keys(self) -> list[int]:
-        return self._core.positions.tolist()  # type: ignore[no-any-return]
+        # 32-bit points, held in the high half of the ring positions
+        return (self._core.positions >> np.uint64(32)).tolist()  # type: ignore[no-any-return]
 
     @property
     def ring(self) -> dict[int, Any]:
         """point -> node, as hashring's ``ring`` dict."""
         core = self._core
         nodes = core.nodes
-        return {p: nodes[o] for p, o in zip(core.positions.tolist(), core.owners.tolist(),
+        return {p: nodes[o] for p, o in zip(self._sorted_keys, core.owners.tolist(),
                                             strict=True)}
 
     # -- ours --------------------------------------------------------------------------------

@@ -336,6 +336,10 @@ class HashRing:
 
     def get_node(self, key: Any) -> Any:
         """Returns the node name of the node matching the hashed key."""
+        core = self._snap.core
+        t = type(key)
+        if core is not None and (t is str or t is int) and len(core):
+            return core.get(key)  # the common case, straight to the compiled lookup
         return self._get(key, "nodename")
 
     def get_node_hostname(self, key: Any) -> Any:
@@ -448,8 +452,8 @@ class HashRing:
         """The sorted point values as uhashring holds them (128-bit in the default mode)."""
         if snap.core is None:
             return snap.pykeys or []
-        if self._ketama:
-            return snap.core.positions.tolist()  # type: ignore[no-any-return]
+        if self._ketama:  # 32-bit points, held in the high half of the ring positions
+            return (snap.core.positions >> np.uint64(32)).tolist()  # type: ignore[no-any-return]
         if snap.full is None:
             vals = []
             for name in snap.names:
