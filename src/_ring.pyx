@@ -65,8 +65,14 @@ cdef extern from "ch_keys.h" nogil:
 cdef enum:
     CHUNK = 2048
 
-HASH_IDS = {"xxh3": CH_XXH3, "xxh64": CH_XXH64, "murmur3": CH_MURMUR3, "md5": CH_MD5}
-SEED_LIMITS = {"xxh3": 1 << 64, "xxh64": 1 << 64, "murmur3": 1 << 32, "md5": 1}
+HASH_IDS = {"xxh3": CH_XXH3, "xxh64": CH_XXH64, "murmur3": CH_MURMUR3, "md5": CH_MD5,
+            # compatibility hashes (src/ch_compat_hash.h; ids as in ch_keys.h, checked in
+            # _compat.pxi)
+            "one_at_a_time": 4, "ketama_md5": 5, "ketama_md5_next": 6, "md5_next": 7,
+            "redis_slot": 8, "cassandra": 9, "cassandra_raw": 10}
+SEED_LIMITS = {"xxh3": 1 << 64, "xxh64": 1 << 64, "murmur3": 1 << 32, "md5": 1,
+               "one_at_a_time": 1, "ketama_md5": 1, "ketama_md5_next": 1, "md5_next": 1,
+               "redis_slot": 1, "cassandra": 1, "cassandra_raw": 1 << 64}
 
 
 class EmptyRingError(LookupError):
@@ -717,3 +723,6 @@ def merge_sorted(const uint64_t[::1] pa, const int32_t[::1] oa,
     with nogil:
         ch_merge(ppa, poa, na, ppb, pob, nb, &pov[0], &oov[0])
     return po, oo
+
+
+include "_compat.pxi"

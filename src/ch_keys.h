@@ -21,8 +21,11 @@
 #include <emmintrin.h>
 #endif
 #include "ch_search.h"
+#include "ch_compat_hash.h"
 
-enum { CH_XXH3 = 0, CH_XXH64 = 1, CH_MURMUR3 = 2, CH_MD5 = 3 };
+enum { CH_XXH3 = 0, CH_XXH64 = 1, CH_MURMUR3 = 2, CH_MD5 = 3, CH_OAAT = 4, CH_KETAMA_MD5 = 5,
+       CH_KETAMA_MD5_NEXT = 6, CH_MD5_NEXT = 7, CH_REDIS_SLOT = 8, CH_CASSANDRA = 9,
+       CH_CASSANDRA_RAW = 10 };
 
 #define CH_SCRATCH 16384
 
@@ -34,6 +37,13 @@ static inline uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t see
         case CH_XXH3: return ch_xxh3_64(p, n, seed);
         case CH_XXH64: return ch_xxh64(p, n, seed);
         case CH_MURMUR3: return ch_murmur3_64(p, n, (uint32_t)seed);
+        case CH_OAAT: return ch_h_oaat(p, n, seed);
+        case CH_KETAMA_MD5: return ch_h_kmd5(p, n, seed);
+        case CH_KETAMA_MD5_NEXT: return ch_h_kmd5_next(p, n, seed);
+        case CH_MD5_NEXT: return ch_h_md5_next(p, n, seed);
+        case CH_REDIS_SLOT: return ch_h_redis(p, n, seed);
+        case CH_CASSANDRA: return ch_h_cass(p, n, seed);
+        case CH_CASSANDRA_RAW: return ch_h_cass_raw(p, n, seed);
         default: return ch_md5_64(p, n);
     }
 }
@@ -59,6 +69,13 @@ static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)
         case CH_XXH3: return KERNEL(ch_h_xxh3, __VA_ARGS__);   \
         case CH_XXH64: return KERNEL(ch_h_xxh64, __VA_ARGS__); \
         case CH_MURMUR3: return KERNEL(ch_h_mm3, __VA_ARGS__); \
+        case CH_OAAT: return KERNEL(ch_h_oaat, __VA_ARGS__);   \
+        case CH_KETAMA_MD5: return KERNEL(ch_h_kmd5, __VA_ARGS__); \
+        case CH_KETAMA_MD5_NEXT: return KERNEL(ch_h_kmd5_next, __VA_ARGS__); \
+        case CH_MD5_NEXT: return KERNEL(ch_h_md5_next, __VA_ARGS__); \
+        case CH_REDIS_SLOT: return KERNEL(ch_h_redis, __VA_ARGS__); \
+        case CH_CASSANDRA: return KERNEL(ch_h_cass, __VA_ARGS__); \
+        case CH_CASSANDRA_RAW: return KERNEL(ch_h_cass_raw, __VA_ARGS__); \
         default: return KERNEL(ch_h_md5, __VA_ARGS__);         \
     }
 #define CH_DISPATCH_VOID(hid, KERNEL, ...)                         \
@@ -66,6 +83,13 @@ static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)
         case CH_XXH3: (void)KERNEL(ch_h_xxh3, __VA_ARGS__); break;   \
         case CH_XXH64: (void)KERNEL(ch_h_xxh64, __VA_ARGS__); break; \
         case CH_MURMUR3: (void)KERNEL(ch_h_mm3, __VA_ARGS__); break; \
+        case CH_OAAT: (void)KERNEL(ch_h_oaat, __VA_ARGS__); break;   \
+        case CH_KETAMA_MD5: (void)KERNEL(ch_h_kmd5, __VA_ARGS__); break; \
+        case CH_KETAMA_MD5_NEXT: (void)KERNEL(ch_h_kmd5_next, __VA_ARGS__); break; \
+        case CH_MD5_NEXT: (void)KERNEL(ch_h_md5_next, __VA_ARGS__); break; \
+        case CH_REDIS_SLOT: (void)KERNEL(ch_h_redis, __VA_ARGS__); break; \
+        case CH_CASSANDRA: (void)KERNEL(ch_h_cass, __VA_ARGS__); break; \
+        case CH_CASSANDRA_RAW: (void)KERNEL(ch_h_cass_raw, __VA_ARGS__); break; \
         default: (void)KERNEL(ch_h_md5, __VA_ARGS__); break;         \
     }
 

@@ -1,0 +1,302 @@
+"""Cassandra: Murmur3Partitioner tokens and token rings.
+
+``murmur3_token(key)`` is the token Cassandra's ``Murmur3Partitioner`` gives a partition key:
+the first 64 bits (h1) of MurmurHash3_x64_128 with seed 0, as a signed int64, where the 1-15
+byte tail is read as **sign-extended** Java bytes (so tokens differ from textbook MurmurHash3
+whenever a tail byte is >= 0x80).  The server adds two rules: the empty key is
+``Long.MIN_VALUE`` (the minimum token) and a hash equal to ``Long.MIN_VALUE`` becomes
+``Long.MAX_VALUE``.  The Python driver's ``cassandra.murmur3.murmur3`` applies neither rule
+(the empty key gives 0); its ``Murmur3Token.from_key`` applies only the second.  We follow the
+server by default; ``raw=True`` gives the driver's ``murmur3`` value.  CQL does not allow an
+empty partition key, so the rules differ only on values no table can hold and on one hash
+value in 2**64.
+
+Keys are the partition key's *serialized* bytes: str is taken as UTF-8 (a ``text`` key);
+other types must be serialized first (a ``bigint`` is ``v.to_bytes(8, "big", signed=True)``),
+so ints are refused rather than silently hashed as decimal text.
+
+``TokenRing`` routes keys as a Cassandra ring does: a node owns the range (previous token,
+its token], replicas (SimpleStrategy) are the next distinct nodes clockwise, and a joining
+node can be given tokens that split the largest ranges.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from consistent_hash._containers import hash_many as _hash_many
+from consistent_hash._containers import route as _route
+from consistent_hash._containers import route_replicas as _route_replicas
+from consistent_hash._ring import HASH_IDS, _Hasher, _Ring, first_foreign, sort_pairs
+from consistent_hash._validate import check_int, check_n
+from consistent_hash.ring import arc_shares
+
+__all__ = ["MAX_TOKEN", "MIN_TOKEN", "TokenRing", "murmur3_token", "murmur3_tokens"]
+
+MIN_TOKEN = -(1 << 63)
+MAX_TOKEN = (1 << 63) - 1
+_FLIP = np.uint64(1 << 63)
+_SERVER = _Hasher(HASH_IDS["cassandra"], 0, None)
+_RAW = _Hasher(HASH_IDS["cassandra_raw"], 0, None)
+
+
+def _check_key(key: Any) -> None:
+    if isinstance(key, (int, np.integer)) or not isinstance(key, (str, bytes, bytearray,
+                                                                   memoryview)):
+        raise TypeError(f"partition keys must be bytes (the serialized key) or str (a text key), "
+                        f"got {type(key).__name__!r}; serialize other types first, e.g. "
+                        "v.to_bytes(8, 'big', signed=True) for a bigint")
+
+
+def _check_keys(keys: Any) -> None:
+    if isinstance(keys, (list, tuple)):
+        i = first_foreign(keys, False)
+        if i >= 0:
+            for k in keys[i:]:
+                if type(k) is not str:
+                    _check_key(k)
+    elif isinstance(keys, np.ndarray) and keys.dtype.kind in "iu":
+        raise TypeError(f"partition keys must be bytes or str, got an array of {keys.dtype}; "
+                        "serialize them first (e.g. a bigint key as 8 big-endian bytes)")
+    elif isinstance(keys, np.ndarray) and keys.dtype == object:
+        _check_keys(keys.tolist())
+
+
+def _signed(u: int) -> int:
+    return u - (1 << 64) if u >= (1 << 63) else u
+
+
+def murmur3_token(key: str | bytes, *, raw: bool = False) -> int:
+    """The Murmur3Partitioner token of a partition key (signed 64-bit).
+
+    ``raw=True``: the value of the Python driver's ``cassandra.murmur3.murmur3`` (no empty-key
+    or ``Long.MIN_VALUE`` rule).
+
+    >>> murmur3_token(b"123"), murmur3_token(b"")
+    (-7468325962851647638, -9223372036854775808)
+    """
+    _check_key(key)
+    return _signed(int((_RAW if raw else _SERVER).hash(key)) ^ (1 << 63))
+
+
+def murmur3_tokens(keys: Any, *, raw: bool = False) -> npt.NDArray[np.int64]:
+    """The token of every key as an int64 array (any container HashRing accepts)."""
+    _check_keys(keys)
+    u = _hash_many(_RAW if raw else _SERVER, keys)
+    return (u ^ _FLIP).view(np.int64)
+
+
+def _token(t: Any, what: str = "token") -> int:
+    if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)):
+        raise TypeError(f"{what} must be an int, got {type(t).__name__!r}")
+    t = int(t)
+    if not MIN_TOKEN <= t <= MAX_TOKEN:
+        raise ValueError(f"{what} must be a signed 64-bit integer, got {t}")
+    return t
+
+
+class TokenRing:
+    """A Cassandra token ring: each node owns (previous token, its token].
+
+    Parameters
+    ----------
+    tokens : mapping node -> iterable of int
+        Each node's tokens (signed 64-bit, as ``nodetool ring`` / ``system.peers`` list them).
+
+    Examples
+    --------
+    >>> ring = TokenRing.from_tokens({"a": [-100, 5000], "b": [0], "c": [9000]})
+    >>> ring.owner_of_token(-100), ring.owner_of_token(-99), ring.owner_of_token(9001)
+    ('a', 'b', 'a')
+    >>> ring.replicas_of_token(1, 2)
+    ['a', 'c']
+    """
+
+    __slots__ = ("_core", "_tokens", "_lock", "__weakref__")
+
+    def __init__(self, tokens: Mapping[str, Iterable[int]] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._install(self._normalise(tokens or {}))
+
+    @classmethod
+    def from_tokens(cls, tokens: Mapping[str, Iterable[int]]) -> TokenRing:
+        return cls(tokens)
+
+    @staticmethod
+    def _normalise(tokens: Mapping[str, Iterable[int]]) -> dict[str, list[int]]:
+        if not isinstance(tokens, Mapping):
+            raise TypeError("tokens must be a mapping node -> iterable of tokens, got "
+                            f"{type(tokens).__name__!r}")
+        out: dict[str, list[int]] = {}
+        seen: dict[int, str] = {}
+        for node, ts in tokens.items():
+            if not isinstance(node, str):
+                raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+            if isinstance(ts, (int, np.integer)):
+                ts = [ts]
+            lst = sorted({_token(t, f"token of {node!r}") for t in ts})
+            if not lst:
+                raise ValueError(f"node {node!r} has no tokens")
+            for t in lst:
+                if t in seen:
+                    raise ValueError(f"token {t} is claimed by both {seen[t]!r} and {node!r}")
+                seen[t] = node
+            out[node] = lst
+        return out
+
+    def _install(self, tokens: dict[str, list[int]]) -> None:
+        names = tuple(tokens)
+        pos = np.array([t for n in names for t in tokens[n]], dtype=np.int64).view(np.uint64) \
+            ^ _FLIP if names else np.empty(0, np.uint64)
+        own = np.repeat(np.arange(len(names), dtype=np.int32),
+                        [len(tokens[n]) for n in names]).astype(np.int32)
+        pos = np.ascontiguousarray(pos, dtype=np.uint64)
+        sort_pairs(pos, own)
+        core = _Ring(pos, own, names, _SERVER)
+        self._core, self._tokens = core, tokens
+
+    # -- lookups ----------------------------------------------------------------------------
+
+    def get(self, key: str | bytes) -> str:
+        """The node owning the key's token (the first replica)."""
+        _check_key(key)
+        return self._core.get(key)  # type: ignore[no-any-return]
+
+    def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
+        core = self._core
+        result: npt.NDArray[np.object_] = core.nodes_array()[self.get_indices(keys)]
+        return result
+
+    def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None
+                    ) -> npt.NDArray[np.int32]:
+        """int32 index into ``nodes`` of each key's owner."""
+        _check_keys(keys)
+        core = self._core
+        return _route(core, core.hasher, keys, out)
+
+    def token(self, key: str | bytes) -> int:
+        return murmur3_token(key)
+
+    def owner_of_token(self, token: int) -> str:
+        """The node owning a token: the one with the smallest token >= it, wrapping."""
+        core = self._core
+        return core.nodes[core.index_of_hash(_token(token) + (1 << 63))]  # type: ignore[no-any-return]
+
+    def replicas_of_token(self, token: int, n: int) -> list[str]:
+        """SimpleStrategy replicas: the owner, then the next distinct nodes clockwise."""
+        n = check_n(n)
+        core = self._core
+        core.check_nonempty()
+        r = min(n, len(core.nodes))
+        i = core.position_index(_token(token) + (1 << 63))
+        return [core.nodes[j] for j in core.replica_table(r)[i]]
+
+    def replicas(self, key: str | bytes, n: int) -> list[str]:
+        """The ``min(n, len(nodes))`` replicas of a key under SimpleStrategy (RF = n)."""
+        return self.replicas_of_token(murmur3_token(key), n)
+
+    def replica_indices(self, keys: Any, n: int) -> npt.NDArray[np.int32]:
+        n = check_n(n)
+        _check_keys(keys)
+        core = self._core
+        core.check_nonempty()
+        return _route_replicas(core, keys, min(n, len(core.nodes)))
+
+    def replicas_many(self, keys: Any, n: int) -> npt.NDArray[np.object_]:
+        core = self._core
+        result: npt.NDArray[np.object_] = core.nodes_array()[self.replica_indices(keys, n)]
+        return result
+
+    # -- changes ----------------------------------------------------------------------------
+
+    def allocate_tokens(self, num_tokens: int = 16) -> list[int]:
+        """Tokens for a joining node: each splits the largest remaining range at its middle.
+
+        (The largest-range rule this library promises; it is not Cassandra's replication-aware
+        ``allocate_tokens_for_keyspace`` allocator, whose choices depend on the keyspace.)
+        On an empty ring the tokens are evenly spaced from the minimum token."""
+        k = check_int(num_tokens, "num_tokens", 1, 1 << 16)
+        pos = [int(p) for p in self._core.positions]
+        if not pos:
+            return sorted(_signed((i * ((1 << 64) // k)) ^ (1 << 63)) for i in range(k))
+        # ranges (prev, p] as (-(size), prev, p) on the unsigned circle
+        heap = []
+        for i, p in enumerate(pos):
+            prev = pos[i - 1]
+            size = (p - prev) % (1 << 64) or (1 << 64)
+            heap.append((-size, prev, p))
+        heapq.heapify(heap)
+        new = []
+        for _ in range(k):
+            neg, prev, p = heapq.heappop(heap)
+            size = -neg
+            if size < 2:
+                raise ValueError("the ring has no range left to split")
+            mid = (prev + size // 2) % (1 << 64)
+            new.append(mid)
+            heapq.heappush(heap, (-(size // 2), prev, mid))
+            heapq.heappush(heap, (-(size - size // 2), mid, p))
+        return sorted(_signed(u ^ (1 << 63)) for u in new)
+
+    def add(self, node: str, tokens: Iterable[int] | None = None, *, num_tokens: int = 16
+            ) -> list[int]:
+        """Add a node with the given tokens, or with ``num_tokens`` tokens that split the
+        largest ranges; returns its tokens.  Only keys in the ranges it takes move, to it."""
+        with self._lock:
+            if node in self._tokens:
+                raise ValueError(f"node {node!r} is already in the ring")
+            ts = list(tokens) if tokens is not None else self.allocate_tokens(num_tokens)
+            new = self._normalise({**self._tokens, node: ts})
+            self._install(new)
+            return new[node]
+
+    def remove(self, node: str) -> None:
+        """Remove a node: its ranges go to the next nodes clockwise."""
+        with self._lock:
+            if node not in self._tokens:
+                raise KeyError(node)
+            self._install({n: t for n, t in self._tokens.items() if n != node})
+
+    # -- introspection ----------------------------------------------------------------------
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        return self._core.nodes  # type: ignore[no-any-return]
+
+    @property
+    def tokens(self) -> dict[str, list[int]]:
+        """node -> its sorted tokens."""
+        return {n: list(t) for n, t in self._tokens.items()}
+
+    def ring(self) -> list[tuple[int, str]]:
+        """(token, node) pairs in token order."""
+        core = self._core
+        toks = (core.positions ^ _FLIP).view(np.int64).tolist()
+        return [(t, core.nodes[o]) for t, o in zip(toks, core.owners.tolist(), strict=True)]
+
+    def ownership(self) -> dict[str, float]:
+        """Each node's exact share of the token range (as ``nodetool status`` "Owns")."""
+        core = self._core
+        return dict(zip(core.nodes, arc_shares(core.positions, core.owners, len(core.nodes)),
+                        strict=True))
+
+    def __len__(self) -> int:
+        return len(self._core.nodes)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._tokens
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._core.nodes)
+
+    def __repr__(self) -> str:
+        return f"TokenRing(<{len(self)} nodes, {len(self._core.positions)} tokens>)"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (TokenRing, (self.tokens,))

@@ -1,0 +1,293 @@
+"""Redis Cluster: key slots, slot maps and slot rebalancing.
+
+``redis_slot(key)`` is ``CRC16/XMODEM(key) & 0x3FFF`` (16,384 slots), hashing only the key's
+hash tag when it has one: the text between the first ``{`` and the first ``}`` after it, if
+that text is not empty (``{user1000}.following`` and ``{user1000}.followers`` share a slot;
+``foo{}{bar}`` hashes the whole key; ``foo{{bar}}zap`` hashes ``{bar``).  This is what
+``CLUSTER KEYSLOT`` answers and what redis-py's ``key_slot`` computes; ``redis_slots`` does it
+for a whole container of keys in C and returns uint16.
+
+A ``SlotMap`` says which node serves each slot (built from ``CLUSTER SLOTS`` ranges), routes
+keys with ``get`` / ``get_many``, and plans the fewest slot moves to rebalance when nodes join
+or leave.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from consistent_hash._containers import hash_many as _hash_many
+from consistent_hash._containers import route as _route
+from consistent_hash._ring import HASH_IDS, _Hasher, _SlotTable
+
+__all__ = ["SLOTS", "SlotMap", "SlotMove", "redis_slot", "redis_slots"]
+
+SLOTS = 16384
+_HASHER = _Hasher(HASH_IDS["redis_slot"], 0, None)
+
+
+def redis_slot(key: str | bytes | int) -> int:
+    """The Redis Cluster slot of a key (str is hashed as UTF-8, int as its decimal digits).
+
+    >>> redis_slot("123456789"), redis_slot("{user1000}.following"), redis_slot("foo{}{bar}")
+    (12739, 3443, 8363)
+    """
+    return _HASHER.hash(key)  # type: ignore[no-any-return]
+
+
+def redis_slots(keys: Any) -> npt.NDArray[np.uint16]:
+    """The slot of every key, as a uint16 array (any container HashRing accepts)."""
+    return _hash_many(_HASHER, keys).astype(np.uint16)
+
+
+class SlotMove(NamedTuple):
+    """Slots ``first..last`` (inclusive) move from ``source`` (None: unassigned) to ``target``."""
+
+    first: int
+    last: int
+    source: str | None
+    target: str
+
+    @property
+    def count(self) -> int:
+        return self.last - self.first + 1
+
+
+class SlotMap:
+    """Which node serves each of the 16,384 slots.
+
+    Parameters
+    ----------
+    ranges : iterable of (first, last, node)
+        Inclusive slot ranges, as ``CLUSTER SLOTS`` reports them; slots not covered are
+        unassigned (a key there has no node: ``get`` raises LookupError, ``get_indices``
+        gives -1, ``get_many`` gives None).
+
+    Examples
+    --------
+    >>> m = SlotMap([(0, 5460, "a:6379"), (5461, 10922, "b:6379"), (10923, 16383, "c:6379")])
+    >>> m.get("{user1000}.following")
+    'a:6379'
+    >>> new, moves = m.add_node("d:6379")
+    >>> sum(mv.count for mv in moves), new.counts()["d:6379"]
+    (4096, 4096)
+    """
+
+    __slots__ = ("_core", "_nodes")
+
+    def __init__(self, ranges: Iterable[Sequence[Any]] = ()) -> None:
+        table = np.full(SLOTS, -1, dtype=np.int32)
+        nodes: dict[str, int] = {}
+        for r in ranges:
+            if len(r) != 3:
+                raise ValueError(f"a slot range is (first, last, node), got {r!r}")
+            first, last, node = r
+            first, last = _slot(first, "first"), _slot(last, "last")
+            if last < first:
+                raise ValueError(f"slot range {first}..{last} is empty")
+            if not isinstance(node, str):
+                raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+            if (table[first : last + 1] >= 0).any():
+                raise ValueError(f"slot range {first}..{last} overlaps an earlier range")
+            table[first : last + 1] = nodes.setdefault(node, len(nodes))
+        self._set(table, tuple(nodes))
+
+    def _set(self, table: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> None:
+        self._core = _SlotTable(table)
+        self._nodes = nodes
+
+    @classmethod
+    def _from_table(cls, table: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> SlotMap:
+        m = cls.__new__(cls)
+        m._set(table, nodes)
+        return m
+
+    @classmethod
+    def from_cluster_slots(cls, reply: Any) -> SlotMap:
+        """A map from a ``CLUSTER SLOTS`` reply: the raw list
+        ``[[first, last, [host, port, id, ...], replicas...], ...]`` or redis-py's
+        ``cluster_slots()`` dict ``{(first, last): {"primary": (host, port), ...}}``.
+        Nodes are named ``"host:port"`` (hosts given as bytes are decoded)."""
+        ranges = []
+        if isinstance(reply, Mapping):
+            for (first, last), info in reply.items():
+                primary = info["primary"] if isinstance(info, Mapping) else info
+                ranges.append((first, last, _node_name(primary)))
+        else:
+            for entry in reply:
+                ranges.append((entry[0], entry[1], _node_name(entry[2])))
+        return cls(sorted(ranges, key=lambda r: int(r[0])))
+
+    @classmethod
+    def even(cls, nodes: Iterable[str]) -> SlotMap:
+        """Slots split into contiguous ranges the way ``redis-cli --cluster create`` splits
+        them among its masters (float32 arithmetic, ranges in the given order)."""
+        names = list(nodes)
+        if not names:
+            return cls()
+        per = np.float32(SLOTS) / np.float32(len(names))
+        first, cursor = 0, np.float32(0.0)
+        ranges = []
+        for j, node in enumerate(names):
+            last = _lroundf(np.float32(np.float32(cursor + per) - np.float32(1)))
+            if last > SLOTS or j == len(names) - 1:
+                last = SLOTS - 1
+            if last < first:
+                last = first
+            ranges.append((first, last, node))
+            first = last + 1
+            cursor = np.float32(cursor + per)
+        return cls(ranges)
+
+    # -- lookups ----------------------------------------------------------------------------
+
+    def get(self, key: str | bytes | int) -> str:
+        """The node serving the key's slot; LookupError if the slot is unassigned."""
+        s = redis_slot(key)
+        i = int(self._core.table[s])
+        if i < 0:
+            raise LookupError(f"slot {s} (of key {key!r}) is not assigned to any node")
+        return self._nodes[i]
+
+    def get_slot(self, slot: int) -> str | None:
+        """The node serving a slot, or None."""
+        i = int(self._core.table[_slot(slot, "slot")])
+        return None if i < 0 else self._nodes[i]
+
+    def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None
+                    ) -> npt.NDArray[np.int32]:
+        """int32 index into ``nodes`` of each key's node (-1 for an unassigned slot)."""
+        return _route(self._core, _HASHER, keys, out)
+
+    def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
+        """The node of each key (None for an unassigned slot), as an object array."""
+        names = np.empty(len(self._nodes) + 1, dtype=object)
+        names[: len(self._nodes)] = self._nodes
+        result: npt.NDArray[np.object_] = names[self.get_indices(keys)]
+        return result
+
+    # -- introspection ----------------------------------------------------------------------
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        return self._nodes
+
+    @property
+    def table(self) -> npt.NDArray[np.int32]:
+        """Read-only int32[16384]: node index per slot, -1 where unassigned."""
+        return self._core.table  # type: ignore[no-any-return]
+
+    def counts(self) -> dict[str, int]:
+        """Slots per node."""
+        c = np.bincount(self.table[self.table >= 0], minlength=len(self._nodes))
+        return {n: int(c[i]) for i, n in enumerate(self._nodes)}
+
+    def ranges(self) -> list[tuple[int, int, str]]:
+        """Inclusive (first, last, node) ranges, as CLUSTER SLOTS lists them."""
+        t = self.table
+        cuts = np.flatnonzero(np.diff(t)) + 1
+        starts = np.r_[0, cuts]
+        ends = np.r_[cuts - 1, SLOTS - 1]
+        return [(int(a), int(b), self._nodes[int(t[a])])
+                for a, b in zip(starts, ends, strict=True) if t[a] >= 0]
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SlotMap):
+            return NotImplemented
+        return self.ranges() == other.ranges()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"SlotMap({self.ranges()!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SlotMap, (self.ranges(),))
+
+    # -- rebalancing --------------------------------------------------------------------------
+
+    def rebalance(self, nodes: Iterable[str]) -> tuple[SlotMap, list[SlotMove]]:
+        """The balanced map over ``nodes`` that moves the fewest slots, and the moves.
+
+        Every slot ends up assigned; each node gets ``floor`` or ``ceil`` of 16384 / n slots,
+        the ``ceil`` going to the nodes that hold the most already, so the number of slots moved
+        (the sum of every node's excess over its target, plus unassigned slots) is the least
+        possible.  A donor gives up its highest-numbered slots, so ranges stay contiguous."""
+        names = list(dict.fromkeys(nodes))
+        for n in names:
+            if not isinstance(n, str):
+                raise TypeError(f"node names must be str, got {type(n).__name__!r}")
+        if not names:
+            raise ValueError("rebalance needs at least one node")
+        old = self.table
+        counts = self.counts()
+        cur = {n: counts.get(n, 0) for n in names}
+        q, r = divmod(SLOTS, len(names))
+        # ceil to the r nodes holding the most now (ties: earlier in `names`)
+        order = sorted(range(len(names)), key=lambda i: (-cur[names[i]], i))
+        target = {names[i]: q + (1 if rank < r else 0) for rank, i in enumerate(order)}
+        index = {n: i for i, n in enumerate(names)}
+        new = np.full(SLOTS, -1, dtype=np.int32)
+        free: list[tuple[int, str | None]] = []  # slots to hand out, with their source
+        for i, n in enumerate(self._nodes):
+            slots = np.flatnonzero(old == i)
+            keep = target.get(n, 0)
+            if n in index:
+                new[slots[:keep]] = index[n]
+            free.extend((int(s), n) for s in slots[keep:])
+        free.extend((int(s), None) for s in np.flatnonzero(old < 0))
+        free.sort()
+        need = [(n, target[n] - cur[n]) for n in names if target[n] > cur[n]]
+        moves: list[SlotMove] = []
+        k = 0
+        for n, want in need:
+            for s, src in free[k : k + want]:
+                new[s] = index[n]
+                if moves and moves[-1].target == n and moves[-1].source == src \
+                        and moves[-1].last == s - 1:
+                    moves[-1] = moves[-1]._replace(last=s)
+                else:
+                    moves.append(SlotMove(s, s, src, n))
+            k += want
+        return SlotMap._from_table(new, tuple(names)), moves
+
+    def add_node(self, node: str) -> tuple[SlotMap, list[SlotMove]]:
+        """Rebalance with ``node`` joining: it receives slots, nothing else moves."""
+        if node in self._nodes:
+            raise ValueError(f"node {node!r} is already in the map")
+        return self.rebalance([*self._nodes, node])
+
+    def remove_node(self, node: str) -> tuple[SlotMap, list[SlotMove]]:
+        """Rebalance with ``node`` leaving: only its slots move."""
+        if node not in self._nodes:
+            raise KeyError(node)
+        return self.rebalance([n for n in self._nodes if n != node])
+
+
+def _slot(v: Any, name: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{name} must be an int slot, got {type(v).__name__!r}")
+    if not 0 <= v < SLOTS:
+        raise ValueError(f"{name} must be a slot in 0..16383, got {v}")
+    return int(v)
+
+
+def _node_name(primary: Any) -> str:
+    host, port = primary[0], primary[1]
+    if isinstance(host, bytes):
+        host = host.decode()
+    return f"{host}:{int(port)}"
+
+
+def _lroundf(x: np.float32) -> int:
+    """C lroundf: round half away from zero."""
+    v = float(x)
+    return int(math.floor(v + 0.5)) if v >= 0 else -int(math.floor(-v + 0.5))

@@ -1,0 +1,165 @@
+"""Start real memcached / redis-server processes on 127.0.0.1 for the compatibility tests.
+
+A test that needs a server binary that is missing is skipped with the reason, unless
+CONSISTENT_HASH_REQUIRE_SERVERS=1 is set (as .ci/run sets it): then it fails, so CI can never
+pass by skipping the proof.  Every process started here is stopped by the fixture that
+started it; nothing listens on anything but the loopback address.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+HOST = "127.0.0.1"
+
+
+def require(binary: str) -> str:
+    """The path of a server binary, or skip (fail under CONSISTENT_HASH_REQUIRE_SERVERS=1)."""
+    path = shutil.which(binary)
+    for d in ("/usr/bin", "/usr/sbin", "/usr/local/bin"):
+        if path is None and os.access(os.path.join(d, binary), os.X_OK):
+            path = os.path.join(d, binary)
+    if path is None:
+        reason = f"{binary} is not installed (apt-get install {binary}; .ci/run does)"
+        if os.environ.get("CONSISTENT_HASH_REQUIRE_SERVERS") == "1":
+            pytest.fail(reason + " and CONSISTENT_HASH_REQUIRE_SERVERS=1 is set")
+        pytest.skip(reason)
+    return path
+
+
+def free_ports(n: int) -> list[int]:
+    """n distinct free TCP ports on 127.0.0.1 (bound together, so they are distinct)."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((HOST, 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server on port {port} exited with code {proc.returncode}")
+        try:
+            with socket.create_connection((HOST, port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError(f"server on port {port} did not start listening in {timeout} s")
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+@contextmanager
+def memcached_servers(n: int, memory_mb: int = 16) -> Iterator[list[int]]:
+    """n memcached servers on 127.0.0.1; yields their ports."""
+    binary = require("memcached")
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for _ in range(5):  # a port taken between probing and binding: try again
+            ports = free_ports(n)
+            # memcached refuses to run as root unless told which user to run as
+            user = ["-u", "root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+            procs = [subprocess.Popen([binary, *user, "-l", HOST, "-p", str(p), "-U", "0",
+                                       "-m", str(memory_mb), "-t", "1", "-c", "64"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                     for p in ports]
+            try:
+                for p, proc in zip(ports, procs, strict=True):
+                    _wait_port(p, proc)
+                break
+            except RuntimeError:
+                _stop(procs)
+                procs = []
+        else:
+            raise RuntimeError("could not start memcached servers")
+        yield ports
+    finally:
+        _stop(procs)
+
+
+@contextmanager
+def redis_cluster_server() -> Iterator[int]:
+    """One redis-server with --cluster-enabled yes (enough for CLUSTER KEYSLOT)."""
+    binary = require("redis-server")
+    with tempfile.TemporaryDirectory() as d:
+        proc = None
+        for _ in range(5):
+            (port,) = free_ports(1)
+            proc = subprocess.Popen(
+                [binary, "--bind", HOST, "--port", str(port), "--cluster-enabled", "yes",
+                 "--cluster-config-file", os.path.join(d, f"nodes-{port}.conf"), "--dir", d,
+                 "--save", "", "--appendonly", "no", "--protected-mode", "yes"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                _wait_port(port, proc)
+                break
+            except RuntimeError:
+                _stop([proc])
+                proc = None
+        if proc is None:
+            raise RuntimeError("could not start redis-server")
+        try:
+            yield port
+        finally:
+            _stop([proc])
+
+
+@contextmanager
+def nutcracker_proxy(servers: list[str], *, hash: str = "md5") -> Iterator[int]:
+    """twemproxy (nutcracker) in front of the given "host:port:weight [name]" servers, with
+    distribution ketama; yields the proxy's port."""
+    binary = require("nutcracker")
+    with tempfile.TemporaryDirectory() as d:
+        proc = None
+        for _ in range(5):
+            port, stats = free_ports(2)
+            conf = os.path.join(d, "nutcracker.yml")
+            with open(conf, "w") as f:
+                f.write("pool:\n"
+                        f"  listen: {HOST}:{port}\n"
+                        f"  hash: {hash}\n"
+                        "  distribution: ketama\n"
+                        "  timeout: 2000\n"
+                        "  auto_eject_hosts: false\n"
+                        "  servers:\n" + "".join(f"   - {s}\n" for s in servers))
+            proc = subprocess.Popen([binary, "-c", conf, "-s", str(stats), "-a", HOST,
+                                     "-o", os.path.join(d, "nutcracker.log")],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                _wait_port(port, proc)
+                break
+            except RuntimeError:
+                _stop([proc])
+                proc = None
+        if proc is None:
+            raise RuntimeError("could not start nutcracker")
+        try:
+            yield port
+        finally:
+            _stop([proc])
