@@ -13,11 +13,13 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 import pytest
+
+from consistent_hash import _servers
+from consistent_hash._servers import wait_port
 
 HOST = "127.0.0.1"
 
@@ -50,19 +52,6 @@ def free_ports(n: int) -> list[int]:
             s.close()
 
 
-def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server on port {port} exited with code {proc.returncode}")
-        try:
-            with socket.create_connection((HOST, port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.02)
-    raise RuntimeError(f"server on port {port} did not start listening in {timeout} s")
-
-
 def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
     for p in procs:
         if p.poll() is None:
@@ -75,32 +64,11 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
             p.wait()
 
 
-@contextmanager
-def memcached_servers(n: int, memory_mb: int = 16) -> Iterator[list[int]]:
-    """n memcached servers on 127.0.0.1; yields their ports."""
-    binary = require("memcached")
-    procs: list[subprocess.Popen[bytes]] = []
-    try:
-        for _ in range(5):  # a port taken between probing and binding: try again
-            ports = free_ports(n)
-            # memcached refuses to run as root unless told which user to run as
-            user = ["-u", "root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
-            procs = [subprocess.Popen([binary, *user, "-l", HOST, "-p", str(p), "-U", "0",
-                                       "-m", str(memory_mb), "-t", "1", "-c", "64"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                     for p in ports]
-            try:
-                for p, proc in zip(ports, procs, strict=True):
-                    _wait_port(p, proc)
-                break
-            except RuntimeError:
-                _stop(procs)
-                procs = []
-        else:
-            raise RuntimeError("could not start memcached servers")
-        yield ports
-    finally:
-        _stop(procs)
+def memcached_servers(n: int, memory_mb: int = 16) -> AbstractContextManager[list[int]]:
+    """n memcached servers on 127.0.0.1; yields their ports (the package's own helper, which
+    the memcached demo uses too)."""
+    require("memcached")
+    return _servers.memcached_servers(n, memory_mb)
 
 
 @contextmanager
@@ -117,7 +85,7 @@ def redis_cluster_server() -> Iterator[int]:
                  "--save", "", "--appendonly", "no", "--protected-mode", "yes"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             try:
-                _wait_port(port, proc)
+                wait_port(port, proc)
                 break
             except RuntimeError:
                 _stop([proc])
@@ -152,7 +120,7 @@ def nutcracker_proxy(servers: list[str], *, hash: str = "md5") -> Iterator[int]:
                                      "-o", os.path.join(d, "nutcracker.log")],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             try:
-                _wait_port(port, proc)
+                wait_port(port, proc)
                 break
             except RuntimeError:
                 _stop([proc])

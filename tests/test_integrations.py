@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import functools
-import os
-import shutil
 
 import numpy as np
 import pytest
@@ -17,15 +15,11 @@ from consistent_hash.integrations import ModuloHasher, RingHasher
 pymemcache = pytest.importorskip("pymemcache")
 from pymemcache.client.base import Client  # noqa: E402
 from pymemcache.client.hash import HashClient  # noqa: E402
-
-from consistent_hash._servers import memcached_servers  # noqa: E402
+from servers import memcached_servers, require  # noqa: E402
 
 
 def _need_memcached() -> None:
-    if shutil.which("memcached") is None:
-        if os.environ.get("CONSISTENT_HASH_REQUIRE_SERVERS") == "1":
-            pytest.fail("memcached is not installed and CONSISTENT_HASH_REQUIRE_SERVERS=1")
-        pytest.skip("memcached is not installed (apt-get install memcached)")
+    require("memcached")
 
 
 def test_ring_hasher_interface() -> None:
