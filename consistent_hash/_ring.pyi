@@ -7,10 +7,12 @@ dtype named here (int32 outputs must also be writable); the core raises on anyth
 Checked with ``python -m mypy.stubtest consistent_hash._ring --allowlist
 tests/stubtest-allowlist.txt`` (the allowlist holds Cython's generated pickling helpers).
 Constructors are ``__new__``: the cdef classes take their arguments in ``__cinit__``.
+The second part (point builders, ``_SlotTable``, ``first_foreign``) is src/_compat.pxi, which
+_ring.pyx includes.
 """
 
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -75,6 +77,9 @@ def hash_keys(
     hasher: _Hasher, keys: object, out: npt.NDArray[np.uint64] | None = None
 ) -> npt.NDArray[np.uint64]:
     """uint64 hash of every key."""
+
+def take_names(nodes: tuple[object, ...], idx: npt.NDArray[np.int32]) -> npt.NDArray[np.object_]:
+    """Object array of nodes[idx[i]] (None for -1); IndexError for other indices out of range."""
 
 def route_hashes(
     router: _Router,
@@ -152,3 +157,43 @@ def arrow_view_source(
 ) -> _KeySource:
     """A _KeySource over an Arrow string_view / binary_view array: its 16-byte views and the
     addresses and sizes of its data buffers."""
+
+# --- src/_compat.pxi: compatibility rings (ketama, uhashring, hashring, Redis, Cassandra) ---
+
+# compat_points modes.
+POINTS_MD5_BE64: Final = 0  # one point per label: MD5 bytes 0..7 big-endian (uhashring)
+POINTS_DIGEST: Final = 1  # per_digest points per label from the MD5 words (ketama), value << 32
+POINTS_HASH: Final = 2  # one point per label: the hash with id ``hid``, value << 32 if 32-bit
+
+def compat_points(
+    prefixes: list[bytes],
+    labels: npt.NDArray[np.uint32],
+    mode: int,
+    per_digest: int = 4,
+    hid: int = 0,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+    """Points of labels prefixes[i] + ascii(decimal j), j < labels[i], in generation order:
+    (positions uint64, owners int32), unsorted."""
+
+def sort_points(pos: npt.NDArray[np.uint64], gen: npt.NDArray[np.int32]) -> None:
+    """Sort points in place by (position, generation index)."""
+
+def last_writer(pos: npt.NDArray[np.uint64], own: npt.NDArray[np.int32]) -> int:
+    """Give each run of equal positions the owner of its last entry, in place; returns the
+    number of runs longer than one."""
+
+def walk_distinct(core: _Ring, start: int, limit: int) -> list[int]:
+    """Distinct owner indices met clockwise from position index ``start``, at most ``limit``."""
+
+@disjoint_base
+class _SlotTable(_Router):
+    """A Redis Cluster slot map: hash = slot (0..16383), table[slot] = node index."""
+
+    def __new__(cls, table: npt.ArrayLike) -> Self: ...
+    @property
+    def table(self) -> npt.NDArray[np.int32]:
+        """Read-only int32[16384]: node index per slot, -1 where unassigned."""
+
+def first_foreign(seq: list[Any] | tuple[object, ...], ints: bool = True) -> int:
+    """Index of the first item whose type is not exactly str (or int, with ``ints``), or -1.
+    ``seq`` must be a list or tuple (it is read without a type check)."""

@@ -41,7 +41,7 @@ __all__ = ["MAX_TOKEN", "MIN_TOKEN", "TokenRing", "murmur3_token", "murmur3_toke
 
 MIN_TOKEN = -(1 << 63)
 MAX_TOKEN = (1 << 63) - 1
-_FLIP = np.uint64(1 << 63)
+_FLIP: np.uint64 = np.uint64(1 << 63)
 _SERVER = _Hasher(HASH_IDS["cassandra"], 0, None)
 _RAW = _Hasher(HASH_IDS["cassandra_raw"], 0, None)
 
@@ -92,7 +92,7 @@ def murmur3_tokens(keys: Any, *, raw: bool = False) -> npt.NDArray[np.int64]:
     return (u ^ _FLIP).view(np.int64)
 
 
-def _token(t: Any, what: str = "token") -> int:
+def _token(t: object, what: str = "token") -> int:
     if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)):
         raise TypeError(f"{what} must be an int, got {type(t).__name__!r}")
     t = int(t)
@@ -139,7 +139,7 @@ class TokenRing:
             if not isinstance(node, str):
                 raise TypeError(f"node names must be str, got {type(node).__name__!r}")
             if isinstance(ts, (int, np.integer)):
-                ts = [ts]
+                ts = [ts]  # type: ignore[list-item]  # one bare token; np.integer is not int
             lst = sorted({_token(t, f"token of {node!r}") for t in ts})
             if not lst:
                 raise ValueError(f"node {node!r} has no tokens")
@@ -166,7 +166,7 @@ class TokenRing:
     def get(self, key: str | bytes) -> str:
         """The node owning the key's token (the first replica)."""
         _check_key(key)
-        return self._core.get(key)  # type: ignore[no-any-return]
+        return self._core.get(key)
 
     def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
         core = self._core
@@ -186,7 +186,7 @@ class TokenRing:
     def owner_of_token(self, token: int) -> str:
         """The node owning a token: the one with the smallest token >= it, wrapping."""
         core = self._core
-        return core.nodes[core.index_of_hash(_token(token) + (1 << 63))]  # type: ignore[no-any-return]
+        return core.nodes[core.index_of_hash(_token(token) + (1 << 63))]
 
     def replicas_of_token(self, token: int, n: int) -> list[str]:
         """SimpleStrategy replicas: the owner, then the next distinct nodes clockwise."""
@@ -267,7 +267,7 @@ class TokenRing:
 
     @property
     def nodes(self) -> tuple[str, ...]:
-        return self._core.nodes  # type: ignore[no-any-return]
+        return self._core.nodes
 
     @property
     def tokens(self) -> dict[str, list[int]]:

@@ -266,7 +266,7 @@ class KetamaRing:
 
     def get(self, key: str | bytes | int) -> str:
         """The server of one key (str is hashed as UTF-8, int as its decimal digits)."""
-        return self._state[0].get(key)  # type: ignore[no-any-return]
+        return self._state[0].get(key)
 
     def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
         """The server of each key, as an object array (any container HashRing accepts)."""
@@ -294,7 +294,8 @@ class KetamaRing:
 
     def hash_many(self, keys: Any) -> npt.NDArray[np.uint64]:
         """The 32-bit key hash of every key (as uint64)."""
-        return _hash_many(self._hasher, keys) >> np.uint64(32)
+        # np.uint64(...) is Any in numpy's stubs for Python 3.10 only, hence unused-ignore.
+        return _hash_many(self._hasher, keys) >> np.uint64(32)  # type: ignore[no-any-return, unused-ignore]
 
     def replicas(self, key: str | bytes | int, n: int) -> list[str]:
         """The first ``min(n, len(ring))`` distinct servers clockwise from the key."""
@@ -329,7 +330,7 @@ class KetamaRing:
     @property
     def nodes(self) -> tuple[str, ...]:
         """Servers as "host:port", in ring order (the order they were given and added)."""
-        return self._state[0].nodes  # type: ignore[no-any-return]
+        return self._state[0].nodes
 
     @property
     def weights(self) -> dict[str, int]:
@@ -338,11 +339,11 @@ class KetamaRing:
     @property
     def positions(self) -> npt.NDArray[np.uint64]:
         """The continuum's point values (32-bit, as uint64), ascending."""
-        return self._state[0].positions >> np.uint64(32)  # type: ignore[no-any-return]
+        return self._state[0].positions >> np.uint64(32)  # type: ignore[no-any-return, unused-ignore]
 
     @property
     def owners(self) -> npt.NDArray[np.int32]:
-        return self._state[0].owners  # type: ignore[no-any-return]
+        return self._state[0].owners
 
     def __len__(self) -> int:
         return len(self._state[0].nodes)

@@ -37,7 +37,7 @@ def redis_slot(key: str | bytes | int) -> int:
     >>> redis_slot("123456789"), redis_slot("{user1000}.following"), redis_slot("foo{}{bar}")
     (12739, 3443, 8363)
     """
-    return _HASHER.hash(key)  # type: ignore[no-any-return]
+    return _HASHER.hash(key)
 
 
 def redis_slots(keys: Any) -> npt.NDArray[np.uint16]:
@@ -53,8 +53,10 @@ class SlotMove(NamedTuple):
     source: str | None
     target: str
 
+    # A property named like tuple.count (a method); public API, so mypy's override error is
+    # silenced rather than the field renamed. SlotMove(...).count is the number of slots.
     @property
-    def count(self) -> int:
+    def count(self) -> int:  # type: ignore[override]
         return self.last - self.first + 1
 
 
@@ -180,7 +182,7 @@ class SlotMap:
     @property
     def table(self) -> npt.NDArray[np.int32]:
         """Read-only int32[16384]: node index per slot, -1 where unassigned."""
-        return self._core.table  # type: ignore[no-any-return]
+        return self._core.table
 
     def counts(self) -> dict[str, int]:
         """Slots per node."""

@@ -7,7 +7,7 @@ import math
 import struct
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -227,6 +227,14 @@ class HashRing:
         Raises EmptyRingError on an empty ring, TypeError for an unsupported key type.
         """
         return self._core.get(key)
+
+    @overload
+    def get_many(self, keys: Any, *, nulls: str = ...,
+                 categorical: Literal[False] = False) -> npt.NDArray[np.object_]: ...
+    @overload
+    def get_many(self, keys: Any, *, nulls: str = ..., categorical: Literal[True]) -> Any: ...
+    @overload
+    def get_many(self, keys: Any, *, nulls: str = ..., categorical: bool) -> Any: ...
 
     def get_many(self, keys: Any, *, nulls: str = "raise", categorical: bool = False) -> Any:
         """The node of each key, as an object array of names.
@@ -463,8 +471,8 @@ def check_budget(weights: Mapping[str, Any], vnodes: Any, max_vnodes: int) -> No
 
 def as_categorical(indices: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> Any:
     """A pandas Categorical from node indices (-1 -> NaN)."""
-    try:
-        import pandas as pd
+    try:  # pandas is untyped: see the note on its import in _containers.py
+        import pandas as pd  # type: ignore[import-untyped, unused-ignore]
     except ImportError:
         raise ImportError("categorical=True needs pandas: pip install pandas") from None
     return pd.Categorical.from_codes(indices, categories=pd.Index(nodes, dtype=object),

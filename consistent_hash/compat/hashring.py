@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import numpy as np
@@ -67,7 +67,7 @@ class HashRing:
             total_weight += self.weights.get(node, 1)
         factors = []
         for node in nodes:
-            weight = self.weights.get(node) if node in self.weights else 1
+            weight: Any = self.weights.get(node) if node in self.weights else 1
             factors.append(max(0, int(math.floor((40 * len(nodes) * weight) / total_weight))))
         pos, gen = compat_points([f"{node}-".encode() for node in nodes],
                                  np.array(factors, dtype=np.uint32), POINTS_DIGEST, 3)
@@ -129,7 +129,7 @@ class HashRing:
         b_key = self._hash_digest(key)
         return self._hash_val(b_key, lambda x: x)
 
-    def _hash_val(self, b_key: Any, entry_fn: Callable[[int], int]) -> int:
+    def _hash_val(self, b_key: Sequence[int], entry_fn: Callable[[int], int]) -> int:
         return ((b_key[entry_fn(3)] << 24) | (b_key[entry_fn(2)] << 16)
                 | (b_key[entry_fn(1)] << 8) | b_key[entry_fn(0)])
 
@@ -173,7 +173,7 @@ class HashRing:
 
     def ring_nodes(self) -> tuple[Any, ...]:
         """The distinct nodes, in the order ``get_indices`` numbers them."""
-        return self._core.nodes  # type: ignore[no-any-return]
+        return self._core.nodes
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (HashRing, (self.nodes, self.weights))
