@@ -180,8 +180,14 @@ def _algorithms(names: list[str], vnodes: int) -> list[tuple[str, Callable[[list
                      "MementoHash"):
         cls = getattr(ch, cls_name, None)
         if cls is not None:
-            out.append((cls_name, lambda ns, cls=cls: cls(ns)))
+            out.append((cls_name, _factory(cls)))
     return out
+
+
+def _factory(cls: Any) -> Callable[[list[str]], Any]:
+    def make(names: list[str]) -> Any:
+        return cls(names)
+    return make
 
 
 def simulate(n_keys: int, n_nodes: int, vnodes: int, vnode_counts: Sequence[int],
@@ -345,8 +351,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         w = csv.writer(sys.stdout, lineterminator="\n")
         w.writerow(["start", "end", "from", "to"])
-        for s, e, a, b in plan.ranges:
-            w.writerow([s, e, a, b])
+        for start, end, a, b in plan.ranges:
+            w.writerow([start, end, a, b])
     else:
         print(f"moved: {_pct(mv.moved)} of the key space (exact), {len(plan)} hash ranges")
         print()
@@ -404,8 +410,8 @@ def _read_keys(args: argparse.Namespace) -> Iterator[list[str]]:
         col = args.column or pf.schema_arrow.names[0]
         if col not in pf.schema_arrow.names:
             raise UserError(f"{src}: no column {col!r} (columns: {pf.schema_arrow.names})")
-        for batch in pf.iter_batches(batch_size=args.batch, columns=[col]):
-            yield batch.column(0).to_pylist()
+        for record_batch in pf.iter_batches(batch_size=args.batch, columns=[col]):
+            yield record_batch.column(0).to_pylist()
         return
     try:
         f = sys.stdin if src == "-" else open(src, encoding="utf-8", newline="")

@@ -42,9 +42,9 @@ def _check(keys: Any, router: Any) -> Any:
         raise TypeError(f"router must be a router (HashRing, ...), got {type(router).__name__!r}")
     if len(router.nodes) == 0:
         raise ValueError("router has no nodes")
-    import dask
+    from dask.delayed import delayed
 
-    return dask.delayed(router, pure=True, traverse=False)
+    return delayed(router, pure=True, traverse=False)
 
 
 def _indices_partition(part: Any, router: Any, nulls: str) -> Any:
