@@ -693,3 +693,11 @@ def merge_sorted(const uint64_t[::1] pa, const int32_t[::1] oa,
     with nogil:
         ch_merge(ppa, poa, na, ppb, pob, nb, &pov[0], &oov[0])
     return po, oo
+
+
+# ---------------------------------------------------------------------------------------------
+# Algorithm kernels (one include file each)
+# ---------------------------------------------------------------------------------------------
+
+include "_algos.pxi"
+include "_jump.pxi"

@@ -1,0 +1,459 @@
+"""The consistent-hashing algorithm family behind one lookup surface.
+
+Every class here has the lookup surface of HashRing: ``get(key)``, ``get_many(keys)``,
+``get_indices(keys, out=None)``, ``lookup(hashes)``, ``hash(key)``, ``hash_many(keys)``,
+``nodes``, ``len``, ``in``, ``==``, ``copy()``, pickling and ``to_bytes()`` / ``from_bytes()``.
+Batch calls accept every container HashRing accepts and run their loop in C (see
+docs/algorithms.md for when to use which).
+
+    JumpHash     Lamping & Veach 2014, bit-identical to Guava's Hashing.consistentHash
+    Rendezvous   highest random weight, weighted by -w / ln(u) computed exactly
+    Maglev       Eisenbud et al. 2016, a prime-sized lookup table
+    MultiProbe   Appleton & O'Reilly 2015, one point per node and k probes per key
+    MementoHash  Coluzzi et al. 2023: jump hash with arbitrary removal and restore
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from consistent_hash import _format
+from consistent_hash._containers import _split, _take
+from consistent_hash._containers import route as _route
+from consistent_hash._ring import (
+    EmptyRingError,
+    _Hasher,
+    _Jump,
+    _jump_batch,
+    route_hashes,
+    route_keys_raw,
+)
+from consistent_hash._ring import jump_hash as _jump_scalar
+from consistent_hash._validate import check_int, check_node, make_hasher
+from consistent_hash.ring import as_hashes
+
+__all__ = ["EmptyRingError", "JumpHash", "jump_hash"]
+
+_T = TypeVar("_T", bound="_Algorithm")
+
+# Kinds of the to_bytes envelope (consistent_hash._format); HashRing is 1.
+KIND_JUMP = 16
+
+# JumpHash(n) names its buckets "0" .. str(n - 1); beyond this, use jump_hash() on bucket numbers.
+MAX_NUMBERED_BUCKETS = 1 << 24
+
+
+def _nulls(policy: str) -> bool:
+    if policy == "raise":
+        return False
+    if policy == "none":
+        return True
+    raise ValueError(f'nulls must be "raise" or "none", got {policy!r}')
+
+
+def _route_raw(core: Any, keys: Any, out: npt.NDArray[np.int32] | None, nulls: bool
+               ) -> npt.NDArray[np.int32]:
+    """consistent_hash._containers.route for routers that take integer keys as they are."""
+    kind, value = _split(keys, nulls)
+    if kind == "plain":
+        result: npt.NDArray[np.int32] = route_keys_raw(core, core.hasher, value, out, nulls)
+        return result
+    if kind == "masked":
+        arr, mask = value
+        result = route_keys_raw(core, core.hasher, arr, out)
+        result[mask] = -1
+        return result
+    if kind == "codes":
+        cats, codes = value
+        per_cat = np.append(route_keys_raw(core, core.hasher, cats), np.int32(-1))
+        return _take(per_cat, codes, out)
+    parts = value
+    n = sum(len(p) for p in parts)
+    if out is None:
+        out = np.empty(n, dtype=np.int32)
+    elif out.shape != (n,):
+        raise ValueError(f"out has length {len(out)}, expected {n}")
+    s = 0
+    for p in parts:
+        _route_raw(core, p, out[s : s + len(p)], nulls)
+        s += len(p)
+    if n == 0:
+        route_keys_raw(core, core.hasher, [], out)  # still raises on an empty router
+    return out
+
+
+def _node_list(nodes: Any, algo: str) -> tuple[str, ...]:
+    """An ordered, duplicate-free tuple of node names (weights refused)."""
+    if isinstance(nodes, Mapping):
+        raise TypeError(f"{algo} has no weights: pass an iterable of node names (for weighted "
+                        "nodes use Rendezvous, Maglev or HashRing)")
+    if isinstance(nodes, (str, bytes)):
+        raise TypeError("nodes must be an iterable of names, not a single "
+                        f"{type(nodes).__name__}")
+    try:
+        names = [check_node(n) for n in nodes]
+    except TypeError as e:
+        if "node names" in str(e):
+            raise
+        raise TypeError(f"nodes must be an iterable of names, got {type(nodes).__name__!r}"
+                        ) from None
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise ValueError(f"duplicate node {n!r} in nodes")
+        seen.add(n)
+    return tuple(names)
+
+
+def _pack_str(s: str) -> bytes:
+    b = s.encode("utf-8")
+    return struct.pack("<I", len(b)) + b
+
+
+def _read_str(r: _format.Reader) -> str:
+    (n,) = r.unpack("I")
+    try:
+        return r.take(int(n)).decode("utf-8")  # type: ignore[call-overload, no-any-return]
+    except UnicodeDecodeError:
+        raise ValueError("data is damaged (a name is not UTF-8)") from None
+
+
+class _Algorithm:
+    """The lookup surface shared by every algorithm class (not public)."""
+
+    __slots__ = ("_core", "_hash", "_hash_name", "_lock", "__weakref__")
+    _kind: ClassVar[int] = 0
+    _raw_ints: ClassVar[bool] = False
+
+    _core: Any
+    _hash: str | Callable[[bytes], int]
+    _hash_name: str
+
+    def _init_hasher(self, hash: str | Callable[[bytes], int], seed: int) -> _Hasher:
+        hasher, self._hash_name = make_hasher(hash, seed)
+        self._hash = hash
+        self._lock = threading.Lock()
+        return hasher
+
+    # -- lookups ----------------------------------------------------------------------------
+
+    def get(self, key: str | bytes | int) -> str:
+        """The node of one key.
+
+        Raises EmptyRingError when there are no nodes, TypeError for an unsupported key type.
+        """
+        return self._core.get(key)  # type: ignore[no-any-return]
+
+    def _route(self, core: Any, keys: Any, out: npt.NDArray[np.int32] | None, nulls: bool
+               ) -> npt.NDArray[np.int32]:
+        if self._raw_ints:
+            return _route_raw(core, keys, out, nulls)
+        result: npt.NDArray[np.int32] = _route(core, core.hasher, keys, out, nulls)
+        return result
+
+    def get_many(self, keys: Any, *, nulls: str = "raise") -> npt.NDArray[np.object_]:
+        """The node of each key, as an object array of names.
+
+        ``keys``: a list or tuple of str / bytes / int, a NumPy array (U, S, O, T or integer
+        dtype), a pyarrow Array or ChunkedArray, or a pandas Series.  ``nulls="none"`` maps a
+        missing key to None instead of raising.
+        """
+        core = self._core
+        idx = self._route(core, keys, None, _nulls(nulls))
+        result: npt.NDArray[np.object_] = core.nodes_array()[idx]
+        return result
+
+    def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
+                    nulls: str = "raise") -> npt.NDArray[np.int32]:
+        """The node of each key as an int32 index into ``nodes`` (-1 for a missing key with
+        ``nulls="none"``)."""
+        core = self._core
+        return self._route(core, keys, out, _nulls(nulls))
+
+    def lookup(self, hashes: Any, out: npt.NDArray[np.int32] | None = None
+               ) -> npt.NDArray[np.int32]:
+        """Route keys already hashed to uint64 (see ``hash_many``): int32 indices into
+        ``nodes``."""
+        core = self._core
+        result: npt.NDArray[np.int32] = route_hashes(core, as_hashes(hashes), out)
+        return result
+
+    def hash(self, key: str | bytes | int) -> int:
+        """The uint64 a key is routed by."""
+        return self._core.hash(key)  # type: ignore[no-any-return]
+
+    def hash_many(self, keys: Any) -> npt.NDArray[np.uint64]:
+        """The uint64 each key is routed by: ``lookup(hash_many(keys)) == get_indices(keys)``."""
+        kind, value = _split(keys)
+        core = self._core
+        if kind == "plain":
+            return core.hash_many(value)  # type: ignore[no-any-return]
+        if kind == "codes":
+            cats, codes = value
+            return core.hash_many(cats)[codes]  # type: ignore[no-any-return]
+        return np.concatenate([self.hash_many(p) for p in value] or [np.empty(0, np.uint64)])
+
+    # -- introspection ----------------------------------------------------------------------
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """The node names; ``get_indices`` returns indices into this tuple."""
+        return self._core.nodes  # type: ignore[no-any-return]
+
+    @property
+    def hash_name(self) -> str:
+        """The hash's name: "xxh3", "xxh64", "murmur3", "md5" or "callable"."""
+        return self._hash_name
+
+    @property
+    def seed(self) -> int:
+        return int(self._core.hasher.seed)
+
+    def __len__(self) -> int:
+        return len(self._core.nodes)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._core.nodes
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._core.nodes)
+
+    # -- equality, copies, serialization ----------------------------------------------------
+
+    def _hash_param(self) -> Any:
+        return self._hash_name if self._hash_name != "callable" else self._hash
+
+    def _params(self) -> tuple[Any, ...]:
+        """Everything that defines the mapping (compared by ==, passed to the constructor)."""
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, _Algorithm)
+        return (self._hash_param(), self.seed) == (other._hash_param(), other.seed) and \
+            self._params() == other._params()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def copy(self: _T) -> _T:
+        """An independent object with the same nodes and parameters (shares the immutable
+        snapshot)."""
+        new = object.__new__(type(self))
+        for slot in _slots(type(self)):
+            if slot not in ("__weakref__", "_lock") and hasattr(self, slot):
+                setattr(new, slot, _copy_value(getattr(self, slot)))
+        new._lock = threading.Lock()
+        return new
+
+    def __copy__(self: _T) -> _T:
+        return self.copy()
+
+    def __deepcopy__(self: _T, memo: dict[int, object]) -> _T:
+        return self.copy()
+
+    def _payload(self) -> bytes:
+        raise NotImplementedError
+
+    def _hash_payload(self) -> bytes:
+        if self._hash_name == "callable":
+            raise ValueError(f"a {type(self).__name__} with a custom hash callable cannot be "
+                             "serialized or fingerprinted: its hash function is not data")
+        name = self._hash_name.encode("ascii")
+        return struct.pack("<B", len(name)) + name + struct.pack("<Q", self.seed)
+
+    def to_bytes(self) -> bytes:
+        """Serialize the parameters and nodes (a versioned, checksummed format)."""
+        return _format.pack(self._kind, self._hash_payload() + self._payload())
+
+    @classmethod
+    def _read_hash(cls, r: _format.Reader) -> tuple[str, int]:
+        (nlen,) = r.unpack("B")
+        try:
+            name = r.take(int(nlen)).decode("ascii")  # type: ignore[call-overload]
+        except UnicodeDecodeError:
+            raise ValueError("data is damaged (hash name)") from None
+        (seed,) = r.unpack("Q")
+        return name, int(seed)  # type: ignore[call-overload]
+
+    def fingerprint(self) -> str:
+        """A sha256 hex digest of the defining data: equal objects, equal fingerprints."""
+        tag = f"consistent_hash.{type(self).__name__}.v1\x00".encode("ascii")
+        return hashlib.sha256(tag + self._hash_payload() + self._payload()).hexdigest()
+
+
+def _slots(cls: type) -> list[str]:
+    out: list[str] = []
+    for c in cls.__mro__:
+        out.extend(getattr(c, "__slots__", ()))
+    return out
+
+
+def _copy_value(v: Any) -> Any:
+    if isinstance(v, dict):
+        return dict(v)
+    if isinstance(v, list):
+        return list(v)
+    return v
+
+
+def _check_from_bytes(build: Callable[[], _T]) -> _T:
+    try:
+        return build()
+    except (TypeError, ValueError, KeyError) as e:
+        raise ValueError(f"data is damaged ({e})") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# JumpHash
+# ---------------------------------------------------------------------------------------------
+
+
+class JumpHash(_Algorithm):
+    """Jump consistent hash (Lamping & Veach 2014) over named buckets.
+
+    Bit-identical to Guava's ``Hashing.consistentHash(long, int)``: ``get_indices`` of an
+    integer key ``k`` with ``n`` buckets is ``consistentHash(k, n)`` (a negative Java long is the
+    same 64 bits, ``k + 2**64``).
+
+    Parameters
+    ----------
+    nodes : iterable of str, or int
+        The bucket names in bucket order (bucket ``i`` is ``nodes[i]``); an int ``n`` (up to
+        2**24) names the buckets ``"0" .. str(n - 1)``.  For bare bucket numbers with any
+        count up to 2**31 - 1, use ``jump_hash(keys, buckets)``.
+    hash, seed
+        The hash of non-integer keys, as for HashRing.
+
+    Keys: an **integer key is used directly** as the 64-bit jump key (so integer keys route
+    exactly as in Guava and every other jump hash); str and bytes keys are hashed first with
+    ``hash`` / ``seed``.  This means ``get(42)`` and ``get("42")`` may differ.
+
+    Only the last bucket can be removed (``remove``): removing another would renumber the
+    buckets after it and move almost every key.  For arbitrary removal use MementoHash (same
+    mapping while nothing is removed), Rendezvous or Maglev.  Jump has no weights.
+
+    Examples
+    --------
+    >>> jh = JumpHash(100)
+    >>> [int(i) for i in jh.get_indices([0, 1, 2, 3, 4])]   # Guava's consistentHash(i, 100)
+    [0, 55, 62, 8, 45]
+    >>> jh = JumpHash(["a", "b", "c"])
+    >>> jh.add("d")
+    >>> jh.remove("d")
+    >>> jh.nodes
+    ('a', 'b', 'c')
+    """
+
+    __slots__ = ()
+    _kind = KIND_JUMP
+    _raw_ints = True
+
+    def __init__(self, nodes: Iterable[str] | int = (), *,
+                 hash: str | Callable[[bytes], int] = "xxh3", seed: int = 0) -> None:
+        hasher = self._init_hasher(hash, seed)
+        if isinstance(nodes, (int, np.integer)) and not isinstance(nodes, (bool, np.bool_)):
+            n = check_int(nodes, "nodes", 0, MAX_NUMBERED_BUCKETS)
+            names: tuple[str, ...] = tuple(str(i) for i in range(n))
+        else:
+            names = _node_list(nodes, "JumpHash")
+        if len(names) > (1 << 31) - 1:
+            raise ValueError("JumpHash supports at most 2**31 - 1 buckets")
+        self._core = _Jump(names, hasher)
+
+    def add(self, node: str) -> None:
+        """Append a bucket; only keys that now belong to it move (about 1/(n+1) of them)."""
+        name = check_node(node)
+        with self._lock:
+            core = self._core
+            if name in core.nodes:
+                raise ValueError(f"node {name!r} is already in the JumpHash")
+            self._core = _Jump(core.nodes + (name,), core.hasher)
+
+    def remove(self, node: str) -> None:
+        """Remove the last bucket (its keys spread evenly over the others).
+
+        Raises KeyError for an absent node and ValueError for any bucket but the last: jump
+        hash cannot remove it without renumbering (use MementoHash for arbitrary removal).
+        """
+        if not isinstance(node, str):
+            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+        with self._lock:
+            core = self._core
+            if node not in core.nodes:
+                raise KeyError(node)
+            if node != core.nodes[-1]:
+                raise ValueError(
+                    f"JumpHash can only remove its last bucket ({core.nodes[-1]!r}); removing "
+                    f"{node!r} would renumber the buckets after it and move almost every key. "
+                    "Use MementoHash (the same mapping, plus arbitrary removal), Rendezvous or "
+                    "Maglev to remove any node.")
+            self._core = _Jump(core.nodes[:-1], core.hasher)
+
+    def _params(self) -> tuple[Any, ...]:
+        return (self.nodes,)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_jump, (self.nodes, self._hash_param(), self.seed))
+
+    def __repr__(self) -> str:
+        return _repr(self, repr(list(self.nodes)) if len(self) <= 8 else f"<{len(self)} buckets>")
+
+    def _payload(self) -> bytes:
+        names = self.nodes
+        return struct.pack("<I", len(names)) + b"".join(_pack_str(n) for n in names)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> JumpHash:
+        """Rebuild from ``to_bytes`` output; damaged or foreign data raises ValueError."""
+        r = _format.Reader(_format.unpack(data, KIND_JUMP))
+        hash_name, seed = cls._read_hash(r)
+        (count,) = r.unpack("I")
+        if int(count) * 4 > r.remaining():  # type: ignore[call-overload]
+            raise ValueError("data is damaged (node count exceeds the data)")
+        names = [_read_str(r) for _ in range(int(count))]  # type: ignore[call-overload]
+        r.done()
+        return _check_from_bytes(lambda: cls(names, hash=hash_name, seed=seed))
+
+
+def jump_hash(key: Any, buckets: int) -> Any:
+    """Guava's ``Hashing.consistentHash(key, buckets)``: the bucket in ``[0, buckets)``.
+
+    ``key`` is an int from -2**63 to 2**64 - 1 (a Java long, or its unsigned 64 bits) or an
+    integer array (the result is then an int32 array); ``buckets`` is from 1 to 2**31 - 1.
+
+    >>> jump_hash(10863919174838991, 11)
+    6
+    >>> jump_hash(np.array([0, 1, 2]), 100).tolist()
+    [0, 55, 62]
+    """
+    n = check_int(buckets, "buckets", 1, (1 << 31) - 1)
+    if isinstance(key, np.ndarray):
+        if key.dtype.kind not in "ui" or key.ndim != 1:
+            raise TypeError(f"keys must be a one-dimensional integer array, got {key.dtype} "
+                            f"with shape {key.shape}")
+        k = np.ascontiguousarray(key, dtype=np.int64 if key.dtype.kind == "i" else np.uint64)
+        return _jump_batch(k.view(np.uint64), n)
+    if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)):
+        raise TypeError(f"key must be an int or an integer array, got {type(key).__name__!r}")
+    v = int(key)
+    if not -(1 << 63) <= v < (1 << 64):
+        raise ValueError(f"key must be from -2**63 to 2**64 - 1, got {v}")
+    return _jump_scalar(v & ((1 << 64) - 1), n)
+
+
+def _rebuild_jump(nodes: tuple[str, ...], hash: Any, seed: int) -> JumpHash:
+    return JumpHash(nodes, hash=hash, seed=seed)
+
+
+def _repr(obj: _Algorithm, shown: str, extra: str = "") -> str:
+    hash_part = "" if obj.hash_name == "xxh3" else f", hash={obj.hash_name!r}"
+    seed_part = "" if obj.seed == 0 else f", seed={obj.seed}"
+    return f"{type(obj).__name__}({shown}{extra}{hash_part}{seed_part})"

@@ -1,0 +1,212 @@
+"""Generate tests/data/algo_vectors.json: golden vectors for the algorithm classes.
+
+Computed WITHOUT consistent_hash: each algorithm is transcribed here in plain Python from its
+published description (and, for jump hash, from both Guava's code and the paper's), with the
+reference hash packages (xxhash, mmh3, hashlib).  The tests require the library to reproduce
+every vector exactly, so a mapping can never change silently.
+
+    python tests/data/make_algo_vectors.py      # rewrites algo_vectors.json; commit the result
+
+Regenerating must give an identical file: a diff means a recipe changed, which the stability
+promise forbids (a new recipe is a new named scheme).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import struct
+from decimal import Decimal, getcontext
+from pathlib import Path
+
+import mmh3
+import xxhash
+
+MASK = (1 << 64) - 1
+GOLDEN = 0x9E3779B97F4A7C15
+DIGEST_KEYS = [f"key-{i}" for i in range(100_000)]
+
+
+def H(name: str, data: bytes, seed: int) -> int:
+    if name == "xxh3":
+        return xxhash.xxh3_64_intdigest(data, seed)
+    if name == "xxh64":
+        return xxhash.xxh64_intdigest(data, seed)
+    if name == "murmur3":
+        return mmh3.hash64(data, seed, signed=False)[0]
+    if name == "md5":
+        assert seed == 0
+        return int.from_bytes(hashlib.md5(data).digest()[:8], "big")
+    raise ValueError(name)
+
+
+def key_bytes(key: str | bytes | int) -> bytes:
+    if isinstance(key, str):
+        return key.encode("utf-8")
+    if isinstance(key, bytes):
+        return key
+    return str(key).encode("ascii")
+
+
+def digest(names: list[str]) -> str:
+    return hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()
+
+
+def mix64(z: int) -> int:
+    """SplitMix64's finalizer (Steele, Lea & Flood 2014)."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def mulhi(a: int, b: int) -> int:
+    return (a * b) >> 64
+
+
+# ---------------------------------------------------------------------------------------------
+# Jump hash: Guava's Java, transcribed with Java's int and double semantics
+# ---------------------------------------------------------------------------------------------
+
+JUMP_MUL = 2862933555777941757
+
+
+def java_d2i(x: float) -> int:
+    """Java's (int) cast of a double: NaN -> 0, saturating at the int range."""
+    if x != x:
+        return 0
+    if x >= 2**31 - 1:
+        return 2**31 - 1
+    if x <= -(2**31):
+        return -(2**31)
+    return int(x)  # truncation toward zero
+
+
+def java_int(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x >= 1 << 31 else x
+
+
+def guava_consistent_hash(key: int, buckets: int) -> int:
+    """Guava Hashing.consistentHash(long input, int buckets) with its LinearCongruentialGenerator:
+    state = 2862933555777941757 * state + 1; nextDouble = ((int)(state >>> 33) + 1) / 2^31;
+    next = (int)((candidate + 1) / nextDouble); loop while 0 <= next < buckets."""
+    state = key & MASK
+    candidate = 0
+    while True:
+        state = (JUMP_MUL * state + 1) & MASK
+        next_double = float(java_int((state >> 33) + 1)) / 2.0**31
+        nxt = java_d2i(float(candidate + 1) / next_double)
+        if 0 <= nxt < buckets:
+            candidate = nxt
+        else:
+            return candidate
+
+
+def paper_jump(key: int, num_buckets: int) -> int:
+    """The C++ code of Lamping & Veach, "A Fast, Minimal Memory, Consistent Hash Algorithm"."""
+    b, j = -1, 0
+    while j < num_buckets:
+        b = j
+        key = (key * JUMP_MUL + 1) & MASK
+        j = int(float(b + 1) * (float(1 << 31) / float((key >> 33) + 1)))
+    return b
+
+
+GUAVA_PUBLISHED = (
+    [[i, 100, b] for i, b in enumerate(
+        [0, 55, 62, 8, 45, 59, 86, 97, 82, 59, 73, 37, 17, 56, 86, 21, 90, 37, 38, 83])]
+    + [[10863919174838991, 11, 6], [2201, 100001, 22152]]
+)
+
+# Keys on which Guava and the paper's code disagree (found by a search over mix64(i)): where
+# (state >>> 33) + 1 overflows Java's int, and where dividing by nextDouble rounds differently
+# from the paper's multiplication by 2^31 / r.  The library follows Guava.
+GUAVA_VS_PAPER = [
+    (5819021093706553826, 2147483647), (7463813627736713734, 2147483647),
+    (11269536723047565231, 2147483647), (16867596707385162659, 2147483647),
+    (13249206951421759667, 1000000), (4566286447457738447, 1000000),
+    (13249206951421759667, 1000), (11641919665973973968, 1000),
+]
+
+
+def overflow_key() -> int:
+    """A key whose first generator step has state >>> 33 == 2^31 - 1: Guava stops at bucket 0
+    (its int overflows to -2^31), the paper's code goes on."""
+    state1 = (0x7FFFFFFF << 33) | 0x1234567
+    return ((state1 - 1) * pow(JUMP_MUL, -1, 1 << 64)) & MASK
+
+
+def make_jump() -> dict[str, object]:
+    for key, n, b in GUAVA_PUBLISHED:
+        assert guava_consistent_hash(key, n) == b, (key, n)
+        assert paper_jump(key, n) == b, (key, n)
+    rng = random.Random(20140606)
+    rand = []
+    for n in [1, 2, 3, 10, 100, 1000, 65537, 1_000_000, 2**31 - 1]:
+        for _ in range(40):
+            key = rng.getrandbits(64)
+            b = guava_consistent_hash(key, n)
+            assert b == paper_jump(key, n)  # the two transcriptions agree on random keys
+            rand.append([key, n, b])
+    differ = []
+    for key, n in GUAVA_VS_PAPER + [(overflow_key(), 10), (overflow_key(), 2**31 - 1)]:
+        g, p = guava_consistent_hash(key, n), paper_jump(key, n)
+        assert g != p, (key, n)
+        differ.append([key, n, g, p])
+    assert differ[-1][2] == 0
+    named = []
+    for cfg in [
+        {"name": "jump-xxh3", "nodes": [f"shard-{i}" for i in range(10)], "hash": "xxh3",
+         "seed": 0},
+        {"name": "jump-xxh64-seeded", "nodes": [f"n{i}" for i in range(1000)], "hash": "xxh64",
+         "seed": 99},
+        {"name": "jump-md5", "nodes": ["alpha", "beta", "gamma", "δ"], "hash": "md5", "seed": 0},
+    ]:
+        nodes, h, seed = cfg["nodes"], cfg["hash"], cfg["seed"]
+
+        def get(key: str | bytes | int) -> str:
+            if isinstance(key, int):
+                k = key & MASK  # integer keys are used directly, two's complement
+            else:
+                k = H(h, key_bytes(key), seed)  # type: ignore[arg-type]
+            return nodes[guava_consistent_hash(k, len(nodes))]  # type: ignore[index]
+
+        keys: list[str | bytes | int] = ["", "a", "user:42", "é", b"\x00\xff", 0, 1, -1, 42,
+                                         2**63, 2**64 - 1, -(2**63)]
+        keys += [f"k{i}" for i in range(30)] + list(range(1000, 1030))
+        vectors = [[_enc(k), get(k)] for k in keys]
+        named.append(dict(cfg, vectors=vectors,
+                          assignment_sha256=digest([get(k) for k in DIGEST_KEYS])))
+    return {"guava_published": GUAVA_PUBLISHED, "random": rand, "guava_vs_paper": differ,
+            "named": named}
+
+
+def _enc(k: str | bytes | int) -> dict[str, str]:
+    if isinstance(k, str):
+        return {"str": k}
+    if isinstance(k, bytes):
+        return {"bytes": k.hex()}
+    return {"int": str(k)}
+
+
+# ---------------------------------------------------------------------------------------------
+
+SECTIONS = {
+    "jump": make_jump,
+}
+
+
+def main() -> None:
+    out = {"comment": "Generated by tests/data/make_algo_vectors.py without consistent_hash; "
+                      "see that script for each algorithm's transcription.",
+           "digest_keys": "key-0 .. key-99999, names joined by newlines, sha256"}
+    for name, fn in SECTIONS.items():
+        out[name] = fn()
+    path = Path(__file__).with_name("algo_vectors.json")
+    path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
