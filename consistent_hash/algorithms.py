@@ -32,19 +32,29 @@ from consistent_hash._ring import (
     _Hasher,
     _Jump,
     _jump_batch,
+    _Rendezvous,
     route_hashes,
     route_keys_raw,
 )
 from consistent_hash._ring import jump_hash as _jump_scalar
-from consistent_hash._validate import check_int, check_node, make_hasher
+from consistent_hash._containers import route_replicas as _route_replicas
+from consistent_hash._validate import (
+    check_int,
+    check_n,
+    check_node,
+    check_weight,
+    make_hasher,
+    node_weights,
+)
 from consistent_hash.ring import as_hashes
 
-__all__ = ["EmptyRingError", "JumpHash", "jump_hash"]
+__all__ = ["EmptyRingError", "JumpHash", "Rendezvous", "jump_hash"]
 
 _T = TypeVar("_T", bound="_Algorithm")
 
 # Kinds of the to_bytes envelope (consistent_hash._format); HashRing is 1.
 KIND_JUMP = 16
+KIND_RENDEZVOUS = 17
 
 # JumpHash(n) names its buckets "0" .. str(n - 1); beyond this, use jump_hash() on bucket numbers.
 MAX_NUMBERED_BUCKETS = 1 << 24
@@ -457,3 +467,202 @@ def _repr(obj: _Algorithm, shown: str, extra: str = "") -> str:
     hash_part = "" if obj.hash_name == "xxh3" else f", hash={obj.hash_name!r}"
     seed_part = "" if obj.seed == 0 else f", seed={obj.seed}"
     return f"{type(obj).__name__}({shown}{extra}{hash_part}{seed_part})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Node sets with weights: a sorted set of names, any node added or removed, snapshots rebuilt
+# ---------------------------------------------------------------------------------------------
+
+
+class _WeightedSet(_Algorithm):
+    """Shared by the classes whose nodes are a set of (name, weight) pairs (not public)."""
+
+    __slots__ = ("_weights",)
+    _weights: dict[str, float]
+    _weighted: ClassVar[bool] = True
+
+    def _make_core(self, names: tuple[str, ...], weights: dict[str, float], hasher: _Hasher
+                   ) -> Any:
+        raise NotImplementedError
+
+    def _install(self, weights: dict[str, float], hasher: _Hasher) -> None:
+        names = tuple(sorted(weights))
+        ordered = {n: weights[n] for n in names}
+        core = self._make_core(names, ordered, hasher)
+        self._core, self._weights = core, ordered
+
+    def _init_nodes(self, nodes: Any, hasher: _Hasher) -> None:
+        if not self._weighted and isinstance(nodes, Mapping):
+            raise TypeError(f"{type(self).__name__} has no weights: pass an iterable of node "
+                            "names (for weighted nodes use Rendezvous, Maglev or HashRing)")
+        self._install(node_weights(nodes), hasher)
+
+    def add(self, node: str, weight: float = 1.0) -> None:
+        """Add a node; only keys that now belong to it move (to it).
+
+        Raises ValueError if the node is already present.
+        """
+        name = check_node(node)
+        w = check_weight(weight)
+        if not self._weighted and w != 1.0:
+            raise ValueError(f"{type(self).__name__} has no weights (weight must be 1.0); use "
+                             "Rendezvous or Maglev for weighted nodes")
+        with self._lock:
+            if name in self._weights:
+                raise ValueError(f"node {name!r} is already in the {type(self).__name__}")
+            weights = dict(self._weights)
+            weights[name] = w
+            self._install(weights, self._core.hasher)
+
+    def remove(self, node: str) -> None:
+        """Remove a node; only its keys move.  Raises KeyError if it is absent."""
+        if not isinstance(node, str):
+            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+        with self._lock:
+            if node not in self._weights:
+                raise KeyError(node)
+            weights = dict(self._weights)
+            del weights[node]
+            self._install(weights, self._core.hasher)
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """A copy of the node -> weight mapping."""
+        return dict(self._weights)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._weights
+
+    def _params(self) -> tuple[Any, ...]:
+        return (self._weights,)
+
+    def _shown(self) -> str:
+        ws = self._weights
+        if len(ws) > 8:
+            return f"<{len(ws)} nodes>"
+        return repr(list(ws)) if all(w == 1.0 for w in ws.values()) else repr(ws)
+
+    def _payload(self) -> bytes:
+        parts = [struct.pack("<I", len(self._weights))]
+        for node, w in self._weights.items():
+            parts.append(_pack_str(node))
+            parts.append(struct.pack("<d", w))
+        return b"".join(parts)
+
+    @classmethod
+    def _read_weights(cls, r: _format.Reader) -> dict[str, float]:
+        (count,) = r.unpack("I")
+        if int(count) * 12 > r.remaining():  # type: ignore[call-overload]
+            raise ValueError("data is damaged (node count exceeds the data)")
+        weights: dict[str, float] = {}
+        for _ in range(int(count)):  # type: ignore[call-overload]
+            name = _read_str(r)
+            (w,) = r.unpack("d")
+            weights[name] = float(w)  # type: ignore[arg-type]
+        if len(weights) != count:
+            raise ValueError("data is damaged (duplicate node names)")
+        return weights
+
+
+class _Replicas:
+    """replicas / replicas_many / replica_indices for cores with a best-first order."""
+
+    __slots__ = ()
+    _core: Any
+
+    def replicas(self, key: str | bytes | int, n: int) -> list[str]:
+        """The best ``min(n, len(nodes))`` distinct nodes for the key, best first (the first
+        is ``get(key)``)."""
+        n = check_n(n)
+        core = self._core
+        core.check_nonempty()
+        r = min(n, len(core.nodes))
+        row = core.replicas_of_hashes(np.array([core.hash(key)], dtype=np.uint64), r)[0]
+        return [core.nodes[i] for i in row]
+
+    def replica_indices(self, keys: Any, n: int) -> npt.NDArray[np.int32]:
+        """int32 array of shape (len(keys), min(n, len(nodes))): replica node indices."""
+        n = check_n(n)
+        core = self._core
+        core.check_nonempty()
+        return _route_replicas(core, keys, min(n, len(core.nodes)))
+
+    def replicas_many(self, keys: Any, n: int) -> npt.NDArray[np.object_]:
+        """Object array of shape (len(keys), min(n, len(nodes))): replica node names."""
+        idx = self.replica_indices(keys, n)
+        result: npt.NDArray[np.object_] = self._core.nodes_array()[idx]
+        return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendezvous
+# ---------------------------------------------------------------------------------------------
+
+
+class Rendezvous(_Replicas, _WeightedSet):
+    """Rendezvous (highest random weight) hashing, with weights and top-n replicas.
+
+    The key is hashed once (``h = H(key bytes, seed)``); node ``i`` draws
+    ``x_i = mix64(h ^ H(utf8(name_i), seed))`` (SplitMix64's finalizer) and the largest draw
+    wins.  With weights, the node with the smallest ``-log2((x_i | 1) / 2**64) / w_i`` wins
+    (the logarithmic method: node ``i`` gets a ``w_i / sum(w)`` share), with the logarithm in
+    exact integer arithmetic so every platform agrees bit for bit.  Ties go to the smaller
+    name.  All weights equal is the unweighted rule.
+
+    Cost: one mix per node per key (about 1 ns each; 5 ns weighted), so it suits up to a few
+    hundred nodes; above that use Maglev or a HashRing.  Adding a node moves keys only to it,
+    removing one moves only its keys, a weight change moves keys only to or from that node,
+    and ``replicas(key, n)`` is the top-n by the same rule.
+
+    Examples
+    --------
+    >>> r = Rendezvous(["a", "b", "c"])
+    >>> r.get("user:42") in r
+    True
+    >>> len(r.replicas("user:42", 2))
+    2
+    """
+
+    __slots__ = ()
+    _kind = KIND_RENDEZVOUS
+
+    def __init__(self, nodes: Iterable[str] | Mapping[str, float] = (), *,
+                 hash: str | Callable[[bytes], int] = "xxh3", seed: int = 0) -> None:
+        self._init_nodes(nodes, self._init_hasher(hash, seed))
+
+    def _make_core(self, names: tuple[str, ...], weights: dict[str, float], hasher: _Hasher
+                   ) -> Any:
+        ws = list(weights.values())
+        inv = None if len(set(ws)) <= 1 else [1.0 / w for w in ws]
+        return _Rendezvous(names, hasher, inv)
+
+    def set_weight(self, node: str, weight: float) -> None:
+        """Change a node's weight; keys move only to or from that node."""
+        if not isinstance(node, str):
+            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+        w = check_weight(weight)
+        with self._lock:
+            if node not in self._weights:
+                raise KeyError(node)
+            weights = dict(self._weights)
+            weights[node] = w
+            self._install(weights, self._core.hasher)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_rendezvous, (dict(self._weights), self._hash_param(), self.seed))
+
+    def __repr__(self) -> str:
+        return _repr(self, self._shown())
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Rendezvous:
+        """Rebuild from ``to_bytes`` output; damaged or foreign data raises ValueError."""
+        r = _format.Reader(_format.unpack(data, KIND_RENDEZVOUS))
+        hash_name, seed = cls._read_hash(r)
+        weights = cls._read_weights(r)
+        r.done()
+        return _check_from_bytes(lambda: cls(weights, hash=hash_name, seed=seed))
+
+
+def _rebuild_rendezvous(weights: dict[str, float], hash: Any, seed: int) -> Rendezvous:
+    return Rendezvous(weights, hash=hash, seed=seed)

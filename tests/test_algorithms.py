@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from consistent_hash import EmptyRingError, JumpHash
-from consistent_hash._ring import _jump_batch, _jump_ref_batch
+from consistent_hash import EmptyRingError, JumpHash, Rendezvous
+from consistent_hash._ring import _jump_batch, _jump_ref_batch, _neglog2, _neglog2_tables
 from consistent_hash.algorithms import jump_hash
 
 DATA = json.loads((Path(__file__).parent / "data" / "algo_vectors.json").read_text("utf-8"))
@@ -55,8 +55,19 @@ def _moved(a: np.ndarray, b: np.ndarray) -> float:
 
 NAMES = [f"node-{i}" for i in range(7)]
 
+
+def _weighted(nodes: Any) -> Any:
+    """A weight per name (1, 2, 3, 1, ...) when nodes is a clean list of names; else as is."""
+    if isinstance(nodes, list) and all(isinstance(n, str) for n in nodes) and \
+            len(set(nodes)) == len(nodes):
+        return {n: 1.0 + i % 3 for i, n in enumerate(nodes)}
+    return nodes
+
+
 FACTORIES: dict[str, Any] = {
     "jump": lambda nodes=NAMES, **kw: JumpHash(nodes, **kw),
+    "rendezvous": lambda nodes=NAMES, **kw: Rendezvous(nodes, **kw),
+    "rendezvous-weighted": lambda nodes=NAMES, **kw: Rendezvous(_weighted(nodes), **kw),
 }
 
 
@@ -368,3 +379,120 @@ def test_jump_add_remove_and_errors() -> None:
         jump_hash(np.array([1.0]), 10)
     with pytest.raises(ValueError):
         jump_hash(2**64, 10)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendezvous
+# ---------------------------------------------------------------------------------------------
+
+RDV = DATA["rendezvous"]
+
+
+@pytest.mark.parametrize("cfg", RDV["configs"], ids=[c["name"] for c in RDV["configs"]])
+def test_rendezvous_vectors(cfg: dict[str, Any]) -> None:
+    r = Rendezvous(cfg["nodes"], hash=cfg["hash"], seed=cfg["seed"])
+    keys = [_key(k) for k, _ in cfg["vectors"]]
+    top3 = [v for _, v in cfg["vectors"]]
+    assert [r.get(k) for k in keys] == [v[0] for v in top3]
+    assert r.get_many(keys).tolist() == [v[0] for v in top3]
+    assert [r.replicas(k, 3) for k in keys] == top3
+    assert r.replicas_many(keys, 3).tolist() == top3
+    assert _digest(r.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
+
+
+def test_rendezvous_log_is_exact_integer_arithmetic() -> None:
+    # The compiled tables equal the ones the generator derived from their definitions, and the
+    # fixed-point -log2 stays within 2 units of 2**-56 of the true value.
+    tables = RDV["neglog2_tables"]
+    assert _neglog2_tables() == (tables["C"], tables["T"], tables["P"])
+    v = _random_hashes(20_000) | np.uint64(1)
+    v = np.concatenate([v, np.array([1, 3, MASK, 2**63 + 1, 2**63 - 1], dtype=np.uint64)])
+    got = _neglog2(v).astype(np.float64) / 2.0**56
+    true = 64.0 - np.log2(v.astype(np.float64))
+    big = true > 1e-3  # where float64 itself resolves the value
+    assert np.all(np.abs(got[big] - true[big]) < 1e-13)
+    assert _neglog2(np.array([MASK], dtype=np.uint64))[0] == 1  # clamped to >= 1 unit
+
+
+def test_rendezvous_balance_and_weighted_shares_1m() -> None:
+    h = _random_hashes(N_BALANCE)
+    counts = np.bincount(Rendezvous([f"n{i}" for i in range(100)]).lookup(h), minlength=100)
+    assert counts.max() / counts.mean() < 1.05 and counts.min() / counts.mean() > 0.95
+    assert ((counts - counts.mean()) ** 2 / counts.mean()).sum() < 148
+    weights = {f"w{i}": w for i, w in enumerate([1, 2, 3, 0.5, 10, 1, 1, 4])}
+    r = Rendezvous(weights)
+    share = np.bincount(r.lookup(h), minlength=8) / N_BALANCE
+    want = np.array([weights[n] for n in r.nodes]) / sum(weights.values())
+    assert np.all(np.abs(share / want - 1) < 0.03)
+
+
+def test_rendezvous_movement_promised() -> None:
+    h = _random_hashes(300_000)
+    names = [f"n{i}" for i in range(20)]
+    for weights in ({n: 1.0 for n in names}, {n: 1.0 + i % 5 for i, n in enumerate(names)}):
+        r = Rendezvous(weights)
+        before = np.array(r.nodes, dtype=object)[r.lookup(h)]
+        r2 = r.copy()
+        r2.add("new", 2.0)
+        after = np.array(r2.nodes, dtype=object)[r2.lookup(h)]
+        moved = before != after
+        assert set(after[moved]) == {"new"}
+        assert abs(moved.mean() - 2.0 / (sum(weights.values()) + 2.0)) < 0.01
+        r3 = r.copy()
+        r3.remove("n3")
+        after = np.array(r3.nodes, dtype=object)[r3.lookup(h)]
+        moved = before != after
+        assert set(before[moved]) == {"n3"} and (before == "n3").sum() == moved.sum()
+        r4 = r.copy()
+        r4.set_weight("n5", weights["n5"] * 2)
+        after = np.array(r4.nodes, dtype=object)[r4.lookup(h)]
+        moved = before != after
+        assert set(after[moved]) == {"n5"}  # a heavier node only gains keys
+        r4.set_weight("n5", weights["n5"] / 2)
+        after = np.array(r4.nodes, dtype=object)[r4.lookup(h)]
+        moved = before != after
+        assert set(before[moved]) == {"n5"}  # a lighter node only loses keys
+
+
+def test_rendezvous_replicas_are_a_stable_ranking() -> None:
+    r = Rendezvous({f"n{i}": 1.0 + i % 3 for i in range(12)})
+    keys = [f"k{i}" for i in range(3000)]
+    full = r.replica_indices(keys, 100)
+    assert full.shape == (3000, 12)
+    assert np.array_equal(full[:, 0], r.get_indices(keys))
+    assert all(sorted(row) == list(range(12)) for row in full.tolist()[:50])
+    top3 = r.replicas_many(keys, 3)
+    r2 = r.copy()
+    r2.remove("n4")
+    names = np.array(r.nodes, dtype=object)[full]
+    for k, row, row3 in zip(keys[:300], names.tolist(), top3.tolist()):
+        assert row[:3] == row3
+        assert r2.replicas(k, 3) == [x for x in row if x != "n4"][:3]
+    with pytest.raises(ValueError, match="n must be"):
+        r.replicas("a", 0)
+
+
+def test_rendezvous_equal_weights_are_unweighted() -> None:
+    keys = [f"k{i}" for i in range(5000)]
+    plain = Rendezvous(["a", "b", "c"]).get_many(keys).tolist()
+    assert Rendezvous({"a": 3.0, "b": 3.0, "c": 3.0}).get_many(keys).tolist() == plain
+    w = Rendezvous({"a": 1.0, "b": 2.0, "c": 5.0}).get_many(keys).tolist()
+    assert Rendezvous({"a": 0.25, "b": 0.5, "c": 1.25}).get_many(keys).tolist() == w
+
+
+def test_rendezvous_invalid() -> None:
+    r = Rendezvous(["a", "b"])
+    for bad in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="weight"):
+            r.add("c", bad)
+        with pytest.raises(ValueError, match="weight"):
+            Rendezvous({"a": bad})
+    with pytest.raises(TypeError, match="weight"):
+        r.set_weight("a", "2")  # type: ignore[arg-type]
+    with pytest.raises(KeyError):
+        r.set_weight("zz", 2.0)
+    with pytest.raises(KeyError):
+        r.remove("zz")
+    with pytest.raises(ValueError, match="already"):
+        r.add("a")
+    assert r == Rendezvous(["b", "a"])  # the order nodes were given does not matter

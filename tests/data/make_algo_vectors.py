@@ -192,9 +192,92 @@ def _enc(k: str | bytes | int) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Rendezvous: draws mix64(h ^ H(name)); weighted by -log2(u) / w with an integer log
+# ---------------------------------------------------------------------------------------------
+
+getcontext().prec = 80
+_LN2 = Decimal(2).ln()
+NL2_C = [-(-(1 << 39) // (128 + k)) for k in range(128)]  # ceil(2^39 / (128 + k))
+NL2_T = [int(((Decimal(1 << 32) / Decimal(c)).ln() / _LN2 * (1 << 63)).to_integral_value())
+         for c in NL2_C]  # round(log2(2^32 / C[k]) * 2^63)
+NL2_P = [int((Decimal(1 << 63) / (j * _LN2)).to_integral_value()) for j in range(1, 8)]
+
+
+def neglog2(v: int) -> int:
+    """-log2(v / 2^64) in Q8.56 for odd v (the library's ch_neglog2, step by step)."""
+    n = 64 - v.bit_length()
+    m = (v << n) & MASK
+    k = (m >> 56) & 0x7F
+    y = (m * NL2_C[k]) >> 32
+    d = (y - (1 << 63)) << 1
+    assert 0 <= d < 1 << 64
+    acc = NL2_P[6]
+    for j in range(5, -1, -1):
+        acc = NL2_P[j] - mulhi(d, acc)
+        assert acc >= 0
+    f = NL2_T[k] + mulhi(d, acc)
+    return max(((1 + n) << 56) - (f >> 7), 1)
+
+
+class RefRendezvous:
+    def __init__(self, weights: dict[str, float], hash: str, seed: int) -> None:
+        self.names = sorted(weights)
+        self.hash, self.seed = hash, seed
+        self.s = [H(hash, n.encode("utf-8"), seed) for n in self.names]
+        ws = [weights[n] for n in self.names]
+        self.inv = None if len(set(ws)) <= 1 else [1.0 / w for w in ws]
+
+    def order_key(self, h: int, i: int) -> tuple[float | int, int]:
+        x = mix64(h ^ self.s[i])
+        if self.inv is None:
+            return (MASK - x, i)  # larger draw first; ties to the smaller index
+        return (float(neglog2(x | 1)) * self.inv[i], i)
+
+    def ranked(self, key: str | bytes | int) -> list[str]:
+        h = H(self.hash, key_bytes(key), self.seed)
+        if self.inv is None:
+            order = sorted(range(len(self.names)), key=lambda i: (MASK - mix64(h ^ self.s[i]), i))
+        else:
+            order = sorted(range(len(self.names)), key=lambda i: self.order_key(h, i))
+        return [self.names[i] for i in order]
+
+    def get(self, key: str | bytes | int) -> str:
+        return self.ranked(key)[0]
+
+
+def make_rendezvous() -> dict[str, object]:
+    # the fixed-point log against a high-precision one
+    rng = random.Random(1996)
+    for v in [1, 3, MASK, (1 << 63) + 1, (1 << 63) - 1] + [rng.getrandbits(64) | 1
+                                                         for _ in range(3000)]:
+        true = -(Decimal(v) / Decimal(1 << 64)).ln() / _LN2 * (1 << 56)
+        assert abs(Decimal(neglog2(v)) - true) < 2, v
+    configs = []
+    for cfg in [
+        {"name": "rdv-xxh3", "nodes": {f"cache-{i}": 1.0 for i in range(10)}, "hash": "xxh3",
+         "seed": 0},
+        {"name": "rdv-weighted-murmur3", "nodes": {"a": 1.0, "b": 2.0, "c": 0.5, "dé": 3.25,
+                                                  "节点": 1.0, "f": 0.1},
+         "hash": "murmur3", "seed": 12345},
+        {"name": "rdv-weighted-xxh64", "nodes": {f"s{i}": 1.0 + (i % 4) for i in range(20)},
+         "hash": "xxh64", "seed": 2**64 - 1},
+        {"name": "rdv-md5-equal-weights", "nodes": {"x": 2.0, "y": 2.0, "z": 2.0},
+         "hash": "md5", "seed": 0},
+    ]:
+        ref = RefRendezvous(cfg["nodes"], cfg["hash"], cfg["seed"])  # type: ignore[arg-type]
+        keys: list[str | bytes | int] = ["", "a", "user:42", "é", b"\x00\xff", 0, -1, 2**70]
+        keys += [f"k{i}" for i in range(40)]
+        vectors = [[_enc(k), ref.ranked(k)[:3]] for k in keys]
+        configs.append(dict(cfg, vectors=vectors,
+                            assignment_sha256=digest([ref.get(k) for k in DIGEST_KEYS])))
+    return {"configs": configs, "neglog2_tables": {"C": NL2_C, "T": NL2_T, "P": NL2_P}}
+
+
+# ---------------------------------------------------------------------------------------------
 
 SECTIONS = {
     "jump": make_jump,
+    "rendezvous": make_rendezvous,
 }
 
 
