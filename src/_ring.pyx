@@ -702,3 +702,4 @@ def merge_sorted(const uint64_t[::1] pa, const int32_t[::1] oa,
 include "_algos.pxi"
 include "_jump.pxi"
 include "_rendezvous.pxi"
+include "_maglev.pxi"

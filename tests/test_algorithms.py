@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from consistent_hash import EmptyRingError, JumpHash, Rendezvous
+from consistent_hash import EmptyRingError, JumpHash, Maglev, Rendezvous
 from consistent_hash._ring import _jump_batch, _jump_ref_batch, _neglog2, _neglog2_tables
 from consistent_hash.algorithms import jump_hash
 
@@ -68,6 +68,8 @@ FACTORIES: dict[str, Any] = {
     "jump": lambda nodes=NAMES, **kw: JumpHash(nodes, **kw),
     "rendezvous": lambda nodes=NAMES, **kw: Rendezvous(nodes, **kw),
     "rendezvous-weighted": lambda nodes=NAMES, **kw: Rendezvous(_weighted(nodes), **kw),
+    "maglev": lambda nodes=NAMES, **kw: Maglev(nodes, **kw),
+    "maglev-weighted": lambda nodes=NAMES, **kw: Maglev(_weighted(nodes), table_size=1009, **kw),
 }
 
 
@@ -496,3 +498,103 @@ def test_rendezvous_invalid() -> None:
     with pytest.raises(ValueError, match="already"):
         r.add("a")
     assert r == Rendezvous(["b", "a"])  # the order nodes were given does not matter
+
+
+# ---------------------------------------------------------------------------------------------
+# Maglev
+# ---------------------------------------------------------------------------------------------
+
+MAGLEV = DATA["maglev"]
+
+
+@pytest.mark.parametrize("cfg", MAGLEV["configs"], ids=[c["name"] for c in MAGLEV["configs"]])
+def test_maglev_vectors(cfg: dict[str, Any]) -> None:
+    mg = Maglev(cfg["nodes"], table_size=cfg["table_size"], hash=cfg["hash"], seed=cfg["seed"])
+    assert hashlib.sha256(mg.table.astype("<i4").tobytes()).hexdigest() == cfg["table_sha256"]
+    keys = [_key(k) for k, _ in cfg["vectors"]]
+    expected = [v for _, v in cfg["vectors"]]
+    assert [mg.get(k) for k in keys] == expected
+    assert mg.get_many(keys).tolist() == expected
+    assert _digest(mg.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
+
+
+def test_maglev_order_of_nodes_does_not_matter() -> None:
+    names = [f"n{i}" for i in range(50)]
+    a = Maglev(names)
+    b = Maglev(list(reversed(names)))
+    c = Maglev(names[25:])
+    for n in names[:25]:
+        c.add(n)
+    assert np.array_equal(a.table, b.table) and np.array_equal(a.table, c.table)
+    assert a == b == c
+
+
+def _maglev_move(n: int, h: np.ndarray) -> tuple[float, float, float]:
+    names = [f"n{i}" for i in range(n)]
+    a = Maglev(names)
+    b = Maglev(names + ["new"])
+    before = np.array(a.nodes, dtype=object)[a.lookup(h)]
+    after = np.array(b.nodes, dtype=object)[b.lookup(h)]
+    moved = before != after
+    between_others = float((moved & (after != "new")).mean())
+    return float(moved.mean()) * (n + 1), between_others, float((after == "new").mean())
+
+
+def test_maglev_movement_measured() -> None:
+    # Promised: a new node takes its fair share.  Not promised, measured (docs/algorithms.md):
+    # other keys move too, more as nodes / table_size grows.
+    h = _random_hashes(N_BALANCE)
+    ratio10, _, new10 = _maglev_move(10, h)
+    ratio100, others100, new100 = _maglev_move(100, h)
+    ratio1000, others1000, _ = _maglev_move(1000, h)
+    assert abs(new10 - 1 / 11) < 0.005 and abs(new100 - 1 / 101) < 0.002
+    assert 0.95 < ratio10 < 1.15
+    assert 1.4 < ratio100 < 1.8  # ~1.6x the ideal
+    assert 6.0 < ratio1000 < 7.5  # ~6.7x the ideal
+    assert others100 > 0.003 and others1000 > 0.005
+    # removing a node moves its keys, and (not promised) some others
+    names = [f"n{i}" for i in range(100)]
+    a, c = Maglev(names), Maglev(names[:50] + names[51:])
+    before = np.array(a.nodes, dtype=object)[a.lookup(h)]
+    after = np.array(c.nodes, dtype=object)[c.lookup(h)]
+    assert not (after == "n50").any()
+    assert ((before != after) & (before != "n50")).mean() > 0.003
+
+
+def test_maglev_balance_1m() -> None:
+    for n in (10, 100, 655):
+        mg = Maglev([f"n{i}" for i in range(n)])
+        entries = np.bincount(mg.table, minlength=n)
+        assert entries.max() - entries.min() <= 1  # floor or ceil of M / n entries each
+    mg = Maglev([f"n{i}" for i in range(100)])
+    counts = np.bincount(mg.lookup(_random_hashes(N_BALANCE)), minlength=100)
+    assert counts.max() / counts.mean() < 1.06 and counts.min() / counts.mean() > 0.94
+    weights = {"a": 1.0, "b": 2.0, "c": 0.5, "d": 4.0}
+    mg = Maglev(weights)
+    share = np.bincount(mg.table, minlength=4) / mg.table_size
+    want = np.array([weights[n] for n in mg.nodes]) / sum(weights.values())
+    assert np.all(np.abs(share - want) < 1e-4)
+
+
+def test_maglev_invalid() -> None:
+    for bad in (65536, 1, 0, 100, 2**26 + 1):
+        with pytest.raises(ValueError, match="table_size"):
+            Maglev(["a"], table_size=bad)
+    with pytest.raises(ValueError, match="next prime is 65537"):
+        Maglev(["a"], table_size=65536)
+    with pytest.raises(TypeError, match="table_size"):
+        Maglev(["a"], table_size=65537.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="at least the number of nodes"):
+        Maglev([f"n{i}" for i in range(20)], table_size=17)
+    mg = Maglev(["a"], table_size=3)
+    mg.add("b")
+    mg.add("c")
+    with pytest.raises(ValueError, match="at least the number of nodes"):
+        mg.add("d")
+    assert mg.nodes == ("a", "b", "c")  # nothing half-applied
+    assert mg.table.flags.writeable is False
+    with pytest.raises(KeyError):
+        mg.set_weight("zz", 1.0)
+    mg.set_weight("a", 2.0)
+    assert mg.weights["a"] == 2.0
+    assert Maglev(["a"], table_size=7) != Maglev(["a"], table_size=11)

@@ -274,10 +274,76 @@ def make_rendezvous() -> dict[str, object]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Maglev: permutations from one hash per node, weighted turns, entry = floor(h * M / 2^64)
+# ---------------------------------------------------------------------------------------------
+
+
+def maglev_table(weights: dict[str, float], m: int, hash: str, seed: int) -> list[int]:
+    names = sorted(weights)
+    n = len(names)
+    a = [H(hash, nm.encode("utf-8"), seed) for nm in names]
+    offset = [x % m for x in a]
+    skip = [(x // m) % (m - 1) + 1 for x in a]
+    top = max(weights.values())
+    ratio = [weights[nm] / top for nm in names]
+    credit = [0.0] * n
+    nxt = [0] * n  # j: how many preferences node i has consumed
+    table = [-1] * m
+    filled = 0
+    while filled < m:
+        for i in range(n):
+            if filled == m:
+                break
+            credit[i] += ratio[i]
+            if not credit[i] >= 1.0:
+                continue
+            credit[i] -= 1.0
+            while True:
+                c = (offset[i] + nxt[i] * skip[i]) % m
+                nxt[i] += 1
+                if table[c] < 0:
+                    break
+            table[c] = i
+            filled += 1
+    return table
+
+
+def make_maglev() -> dict[str, object]:
+    configs = []
+    for cfg in [
+        {"name": "maglev-default", "nodes": {f"backend-{i}": 1.0 for i in range(10)},
+         "table_size": 65537, "hash": "xxh3", "seed": 0},
+        {"name": "maglev-weighted", "nodes": {"a": 1.0, "b": 2.0, "c": 0.5, "dé": 3.0,
+                                             "节点": 1.5}, "table_size": 65537,
+         "hash": "murmur3", "seed": 77},
+        {"name": "maglev-small-md5", "nodes": {f"n{i}": 1.0 for i in range(7)},
+         "table_size": 1009, "hash": "md5", "seed": 0},
+        {"name": "maglev-xxh64-251", "nodes": {f"h{i}": 1.0 + i for i in range(40)},
+         "table_size": 4099, "hash": "xxh64", "seed": 3},
+    ]:
+        m = cfg["table_size"]
+        table = maglev_table(cfg["nodes"], m, cfg["hash"], cfg["seed"])  # type: ignore[arg-type]
+        names = sorted(cfg["nodes"])  # type: ignore[arg-type]
+
+        def get(key: str | bytes | int) -> str:
+            h = H(cfg["hash"], key_bytes(key), cfg["seed"])  # type: ignore[arg-type]
+            return names[table[mulhi(h, m)]]  # type: ignore[arg-type]
+
+        keys: list[str | bytes | int] = ["", "a", "user:42", "é", b"\x00\xff", 0, -1, 2**70]
+        keys += [f"k{i}" for i in range(40)]
+        configs.append(dict(
+            cfg, vectors=[[_enc(k), get(k)] for k in keys],
+            table_sha256=hashlib.sha256(struct.pack(f"<{m}i", *table)).hexdigest(),
+            assignment_sha256=digest([get(k) for k in DIGEST_KEYS])))
+    return {"configs": configs}
+
+
+# ---------------------------------------------------------------------------------------------
 
 SECTIONS = {
     "jump": make_jump,
     "rendezvous": make_rendezvous,
+    "maglev": make_maglev,
 }
 
 
