@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from consistent_hash import EmptyRingError, JumpHash, Maglev, Rendezvous
+from consistent_hash import EmptyRingError, JumpHash, Maglev, MultiProbe, Rendezvous
 from consistent_hash._ring import _jump_batch, _jump_ref_batch, _neglog2, _neglog2_tables
 from consistent_hash.algorithms import jump_hash
 
@@ -70,6 +70,7 @@ FACTORIES: dict[str, Any] = {
     "rendezvous-weighted": lambda nodes=NAMES, **kw: Rendezvous(_weighted(nodes), **kw),
     "maglev": lambda nodes=NAMES, **kw: Maglev(nodes, **kw),
     "maglev-weighted": lambda nodes=NAMES, **kw: Maglev(_weighted(nodes), table_size=1009, **kw),
+    "multiprobe": lambda nodes=NAMES, **kw: MultiProbe(nodes, **kw),
 }
 
 
@@ -598,3 +599,68 @@ def test_maglev_invalid() -> None:
     mg.set_weight("a", 2.0)
     assert mg.weights["a"] == 2.0
     assert Maglev(["a"], table_size=7) != Maglev(["a"], table_size=11)
+
+
+# ---------------------------------------------------------------------------------------------
+# MultiProbe
+# ---------------------------------------------------------------------------------------------
+
+MP = DATA["multiprobe"]
+
+
+@pytest.mark.parametrize("cfg", MP["configs"], ids=[c["name"] for c in MP["configs"]])
+def test_multiprobe_vectors(cfg: dict[str, Any]) -> None:
+    mp = MultiProbe(cfg["nodes"], probes=cfg["probes"], hash=cfg["hash"], seed=cfg["seed"])
+    keys = [_key(k) for k, _ in cfg["vectors"]]
+    expected = [v for _, v in cfg["vectors"]]
+    assert [mp.get(k) for k in keys] == expected
+    assert mp.get_many(keys).tolist() == expected
+    assert _digest(mp.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
+
+
+def test_multiprobe_balance_1m() -> None:
+    # Published: peak-to-mean about 1.05 with 21 probes (one point per node!).  On 1,000,000
+    # keys the sampling noise adds a little; one probe is a plain one-point ring.
+    h = _random_hashes(N_BALANCE)
+    for n, bound in ((10, 1.08), (100, 1.12)):
+        mp = MultiProbe([f"n{i}" for i in range(n)])
+        counts = np.bincount(mp.lookup(h), minlength=n)
+        assert counts.max() / counts.mean() < bound
+    one = MultiProbe([f"n{i}" for i in range(100)], probes=1)
+    counts = np.bincount(one.lookup(h), minlength=100)
+    assert counts.max() / counts.mean() > 2.5  # what the probes buy
+
+
+def test_multiprobe_movement_promised() -> None:
+    h = _random_hashes(400_000)
+    names = [f"n{i}" for i in range(30)]
+    mp = MultiProbe(names)
+    before = np.array(mp.nodes, dtype=object)[mp.lookup(h)]
+    grown = mp.copy()
+    grown.add("new")
+    after = np.array(grown.nodes, dtype=object)[grown.lookup(h)]
+    moved = before != after
+    assert set(after[moved]) == {"new"}
+    assert 0.5 / 31 < moved.mean() < 1.5 / 31
+    shrunk = mp.copy()
+    shrunk.remove("n7")
+    after = np.array(shrunk.nodes, dtype=object)[shrunk.lookup(h)]
+    moved = before != after
+    assert set(before[moved]) == {"n7"} and moved.sum() == (before == "n7").sum()
+
+
+def test_multiprobe_invalid_and_points() -> None:
+    for bad in (0, -1, 1025):
+        with pytest.raises(ValueError, match="probes"):
+            MultiProbe(["a"], probes=bad)
+    with pytest.raises(TypeError, match="probes"):
+        MultiProbe(["a"], probes=2.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="weights"):
+        MultiProbe({"a": 2.0})  # type: ignore[arg-type]
+    mp = MultiProbe(["b", "a", "c"])
+    with pytest.raises(ValueError, match="weights"):
+        mp.add("d", 2.0)
+    assert mp.nodes == ("a", "b", "c") and len(mp.points) == 3
+    assert np.all(np.diff(mp.points.astype(object)) >= 0)
+    assert sorted(mp.owners.tolist()) == [0, 1, 2]
+    assert MultiProbe(["a"], probes=3) != MultiProbe(["a"], probes=4)

@@ -13,6 +13,7 @@ promise forbids (a new recipe is a new named scheme).
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import math
@@ -339,11 +340,53 @@ def make_maglev() -> dict[str, object]:
 
 
 # ---------------------------------------------------------------------------------------------
+# MultiProbe: one point per node, probes q_j = mix64(h + j * GOLDEN), nearest successor wins
+# ---------------------------------------------------------------------------------------------
+
+
+def make_multiprobe() -> dict[str, object]:
+    configs = []
+    for cfg in [
+        {"name": "mp-default", "nodes": [f"cache-{i}" for i in range(10)], "probes": 21,
+         "hash": "xxh3", "seed": 0},
+        {"name": "mp-xxh64-5probes", "nodes": [f"n{i}" for i in range(100)], "probes": 5,
+         "hash": "xxh64", "seed": 8},
+        {"name": "mp-murmur3-1probe", "nodes": ["a", "b", "c", "dé", "节点"], "probes": 1,
+         "hash": "murmur3", "seed": 0},
+        {"name": "mp-md5", "nodes": ["alpha", "beta", "gamma"], "probes": 21, "hash": "md5",
+         "seed": 0},
+    ]:
+        names = sorted(cfg["nodes"])  # type: ignore[arg-type]
+        pts = sorted((H(cfg["hash"], nm.encode("utf-8"), cfg["seed"]), i)  # type: ignore[arg-type]
+                     for i, nm in enumerate(names))
+        pos = [p for p, _ in pts]
+
+        def get(key: str | bytes | int) -> str:
+            h = H(cfg["hash"], key_bytes(key), cfg["seed"])  # type: ignore[arg-type]
+            best = None
+            for j in range(cfg["probes"]):  # type: ignore[call-overload]
+                q = mix64((h + j * GOLDEN) & MASK)
+                i = bisect.bisect_left(pos, q) % len(pos)
+                d = (pos[i] - q) & MASK
+                if best is None or d < best[0]:  # a tie keeps the earlier probe
+                    best = (d, i)
+            assert best is not None
+            return names[pts[best[1]][1]]
+
+        keys: list[str | bytes | int] = ["", "a", "user:42", "é", b"\x00\xff", 0, -1, 2**70]
+        keys += [f"k{i}" for i in range(40)]
+        configs.append(dict(cfg, vectors=[[_enc(k), get(k)] for k in keys],
+                            assignment_sha256=digest([get(k) for k in DIGEST_KEYS])))
+    return {"configs": configs}
+
+
+# ---------------------------------------------------------------------------------------------
 
 SECTIONS = {
     "jump": make_jump,
     "rendezvous": make_rendezvous,
     "maglev": make_maglev,
+    "multiprobe": make_multiprobe,
 }
 
 
