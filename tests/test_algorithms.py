@@ -17,7 +17,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from consistent_hash import EmptyRingError, JumpHash, Maglev, MultiProbe, Rendezvous
+from consistent_hash import (
+    EmptyRingError,
+    JumpHash,
+    Maglev,
+    MementoHash,
+    MultiProbe,
+    Rendezvous,
+)
 from consistent_hash._ring import _jump_batch, _jump_ref_batch, _neglog2, _neglog2_tables
 from consistent_hash.algorithms import jump_hash
 
@@ -71,7 +78,18 @@ FACTORIES: dict[str, Any] = {
     "maglev": lambda nodes=NAMES, **kw: Maglev(nodes, **kw),
     "maglev-weighted": lambda nodes=NAMES, **kw: Maglev(_weighted(nodes), table_size=1009, **kw),
     "multiprobe": lambda nodes=NAMES, **kw: MultiProbe(nodes, **kw),
+    "memento": lambda nodes=NAMES, **kw: MementoHash(nodes, **kw),
+    "memento-removed": lambda nodes=NAMES, **kw: _with_removals(MementoHash(nodes, **kw)),
 }
+
+
+def _with_removals(mh: MementoHash) -> MementoHash:
+    """A MementoHash with a removed slot (and a node added into it) when it has 4+ nodes."""
+    if len(mh) >= 4:
+        mh.remove(mh.nodes[1])
+        mh.remove(mh.nodes[2])
+        mh.add("node-extra")
+    return mh
 
 
 @pytest.fixture(params=sorted(FACTORIES))
@@ -664,3 +682,127 @@ def test_multiprobe_invalid_and_points() -> None:
     assert np.all(np.diff(mp.points.astype(object)) >= 0)
     assert sorted(mp.owners.tolist()) == [0, 1, 2]
     assert MultiProbe(["a"], probes=3) != MultiProbe(["a"], probes=4)
+
+
+# ---------------------------------------------------------------------------------------------
+# MementoHash
+# ---------------------------------------------------------------------------------------------
+
+MEMENTO = DATA["memento"]
+
+
+def _generator_module() -> Any:
+    import importlib.util
+
+    path = Path(__file__).parent / "data" / "make_algo_vectors.py"
+    spec = importlib.util.spec_from_file_location("make_algo_vectors", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _apply(mh: MementoHash, ops: list[list[str]]) -> MementoHash:
+    for op, name in ops:
+        getattr(mh, op)(name)
+    return mh
+
+
+@pytest.mark.parametrize("cfg", MEMENTO["configs"], ids=[c["name"] for c in MEMENTO["configs"]])
+def test_memento_vectors(cfg: dict[str, Any]) -> None:
+    mh = _apply(MementoHash(cfg["nodes"], hash=cfg["hash"], seed=cfg["seed"]), cfg["ops"])
+    assert mh.state == (tuple(cfg["slots"]), tuple(cfg["removed"]))
+    keys = [_key(k) for k, _ in cfg["vectors"]]
+    expected = [v for _, v in cfg["vectors"]]
+    for m in (mh, MementoHash.from_state(cfg["slots"], cfg["removed"], hash=cfg["hash"],
+                                         seed=cfg["seed"])):
+        assert [m.get(k) for k in keys] == expected
+        assert m.get_many(keys).tolist() == expected
+        assert _digest(m.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
+
+
+def test_memento_is_jump_while_nothing_is_removed() -> None:
+    h = _random_hashes(200_000)
+    names = [f"n{i}" for i in range(333)]
+    assert np.array_equal(MementoHash(names).lookup(h), JumpHash(names).lookup(h))
+    mh = MementoHash(names)
+    mh.remove("n100")
+    mh.add("n100")
+    assert np.array_equal(mh.lookup(h), JumpHash(names).lookup(h))
+    mh.remove("n332")  # the last slot with nothing removed: jump hash shrinks
+    assert mh.slots == tuple(names[:-1])
+
+
+def test_memento_random_operations_against_the_papers_engine() -> None:
+    # The paper's engine (a dict memento, last-removed chain) transcribed in
+    # tests/data/make_algo_vectors.py, driven by the same random operations.
+    ref_mod = _generator_module()
+    rng = np.random.default_rng(2023)
+    names = [f"n{i}" for i in range(50)]
+    mh, ref = MementoHash(names), ref_mod.RefMemento(list(names))
+    h = _random_hashes(1500, seed=9)
+    spare = [f"x{i}" for i in range(100)]
+    removed_names: list[str] = []
+    for step in range(40):
+        before = np.array(mh.nodes, dtype=object)[mh.lookup(h)]
+        if len(mh) > 2 and (rng.random() < 0.6 or not removed_names):
+            victim = mh.nodes[int(rng.integers(len(mh)))]
+            mh.remove(victim)
+            ref.remove(victim)
+            removed_names.append(victim)
+            after = np.array(mh.nodes, dtype=object)[mh.lookup(h)]
+            assert set(before[before != after]) <= {victim}  # only its keys move
+        else:
+            name = removed_names.pop(int(rng.integers(len(removed_names)))) \
+                if rng.random() < 0.5 else spare.pop()
+            mh.add(name)
+            ref.add(name)
+            after = np.array(mh.nodes, dtype=object)[mh.lookup(h)]
+            assert set(after[before != after]) <= {name}  # keys move only to it
+        want = [ref.names[ref.bucket(int(x))] for x in h.tolist()]
+        assert after.tolist() == want, step
+        assert mh.state == tuple(map(tuple, ref.state()))
+        assert MementoHash.from_bytes(mh.to_bytes()) == mh
+
+
+def test_memento_balance_and_movement_1m() -> None:
+    h = _random_hashes(N_BALANCE)
+    names = [f"n{i}" for i in range(110)]
+    mh = MementoHash(names)
+    before = np.array(mh.nodes, dtype=object)[mh.lookup(h)]
+    gone = [f"n{i}" for i in range(0, 110, 11)]  # 10 of 110 removed, none of them the last
+    for n in gone:
+        mh.remove(n)
+    after = np.array(mh.nodes, dtype=object)[mh.lookup(h)]
+    moved = before != after
+    assert set(before[moved]) == set(gone) and moved.sum() == np.isin(before, gone).sum()
+    counts = np.bincount(mh.lookup(h), minlength=100)
+    assert len(counts) == 100 and counts.min() > 0
+    assert counts.max() / counts.mean() < 1.05 and counts.min() / counts.mean() > 0.95
+    assert ((counts - counts.mean()) ** 2 / counts.mean()).sum() < 148
+    for n in reversed(gone):  # restored in reverse order: exactly the original mapping
+        mh.add(n)
+    assert np.array_equal(np.array(mh.nodes, dtype=object)[mh.lookup(h)], before)
+
+
+def test_memento_invalid() -> None:
+    mh = MementoHash(["a", "b", "c"])
+    with pytest.raises(KeyError):
+        mh.remove("zz")
+    with pytest.raises(ValueError, match="already"):
+        mh.add("a")
+    with pytest.raises(TypeError, match="weights"):
+        MementoHash({"a": 1.0})
+    for slots, removed in ((["a", None], []), (["a", None], [0]), (["a", None], [1, 1]),
+                           (["a", "a"], []), (["a"], [5]), (["a", None], [-1])):
+        with pytest.raises(ValueError):
+            MementoHash.from_state(slots, removed)
+    mh.remove("a")
+    mh.remove("b")
+    mh.remove("c")
+    assert len(mh) == 0 and mh.state == ((None, None, None), (0, 1, 2))
+    with pytest.raises(EmptyRingError):
+        mh.get("k")
+    mh.add("z")
+    assert mh.get("k") == "z" and mh.slots == (None, None, "z")
+    assert MementoHash(4).nodes == ("0", "1", "2", "3")

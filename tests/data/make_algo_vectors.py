@@ -381,12 +381,105 @@ def make_multiprobe() -> dict[str, object]:
 
 
 # ---------------------------------------------------------------------------------------------
+# MementoHash: the paper's engine (b-array size, memento table, last removed), over Guava's jump
+# ---------------------------------------------------------------------------------------------
+
+
+class RefMemento:
+    """MementoHash as in Coluzzi et al. 2023 (Algorithms 1-3): a dict bucket -> (replacer,
+    previous removed), the b-array size n and the last removed bucket; names per bucket."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.n = len(names)
+        self.memento: dict[int, tuple[int, int]] = {}
+        self.last = self.n
+        self.names: dict[int, str] = dict(enumerate(names))
+
+    def size(self) -> int:
+        return self.n - len(self.memento)
+
+    def remove(self, name: str) -> None:
+        b = next(k for k, v in self.names.items() if v == name)
+        del self.names[b]
+        if not self.memento and b == self.n - 1:
+            self.n -= 1
+            self.last = self.n
+            return
+        self.memento[b] = (self.size() - 1, self.last)
+        self.last = b
+
+    def add(self, name: str) -> None:
+        b = self.last
+        if self.memento:
+            self.last = self.memento.pop(b)[1]
+        else:
+            self.n = b + 1
+            self.last = self.n
+        self.names[b] = name
+
+    def bucket(self, h: int) -> int:
+        b = guava_consistent_hash(h, self.n)
+        r = self.memento.get(b, (-1, 0))[0]
+        while r >= 0:
+            b = mulhi(mix64((h + (b + 1) * GOLDEN) & MASK), r)
+            r2 = self.memento.get(b, (-1, 0))[0]
+            while r2 >= r:
+                b = r2
+                r2 = self.memento.get(b, (-1, 0))[0]
+            r = r2
+        return b
+
+    def get(self, key: str | bytes | int, hash: str, seed: int) -> str:
+        h = key & MASK if isinstance(key, int) else H(hash, key_bytes(key), seed)
+        return self.names[self.bucket(h)]
+
+    def state(self) -> tuple[list[str | None], list[int]]:
+        order = []
+        b = self.last
+        while b in self.memento:
+            order.append(b)
+            b = self.memento[b][1]
+        return [self.names.get(i) for i in range(self.n)], order[::-1]
+
+
+def make_memento() -> dict[str, object]:
+    configs = []
+    for cfg in [
+        {"name": "memento-xxh3", "nodes": [f"n{i}" for i in range(20)], "hash": "xxh3",
+         "seed": 0, "ops": [["remove", "n5"], ["remove", "n17"], ["remove", "n0"],
+                            ["remove", "n19"], ["remove", "n8"], ["add", "x"],
+                            ["remove", "n12"], ["add", "n5"], ["remove", "n3"]]},
+        {"name": "memento-xxh64-many", "nodes": [f"s{i}" for i in range(300)], "hash": "xxh64",
+         "seed": 5, "ops": [["remove", f"s{(i * 37) % 300}"] for i in range(40)]
+         + [["add", f"new{i}"] for i in range(10)]},
+        {"name": "memento-tail", "nodes": ["a", "b", "c", "d"], "hash": "md5", "seed": 0,
+         "ops": [["remove", "d"], ["remove", "c"], ["add", "e"], ["remove", "a"],
+                 ["add", "f"], ["add", "g"]]},
+    ]:
+        ref = RefMemento(list(cfg["nodes"]))  # type: ignore[call-overload]
+        for op, name in cfg["ops"]:  # type: ignore[attr-defined]
+            getattr(ref, op)(name)
+        keys: list[str | bytes | int] = ["", "a", "user:42", "é", b"\x00\xff", 0, -1, 42,
+                                         2**64 - 1]
+        keys += [f"k{i}" for i in range(40)] + list(range(1000, 1040))
+        h, seed = cfg["hash"], cfg["seed"]
+        slots, removed = ref.state()
+        configs.append(dict(
+            cfg, slots=slots, removed=removed,
+            vectors=[[_enc(k), ref.get(k, h, seed)] for k in keys],  # type: ignore[arg-type]
+            assignment_sha256=digest([ref.get(k, h, seed)  # type: ignore[arg-type]
+                                      for k in DIGEST_KEYS])))
+    return {"configs": configs}
+
+
+# ---------------------------------------------------------------------------------------------
 
 SECTIONS = {
     "jump": make_jump,
     "rendezvous": make_rendezvous,
     "maglev": make_maglev,
     "multiprobe": make_multiprobe,
+    "memento": make_memento,
 }
 
 
