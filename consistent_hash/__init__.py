@@ -6,9 +6,21 @@ no Python object per key, and a stable, documented key -> node mapping.
 
 from consistent_hash._ring import EmptyRingError
 from consistent_hash.algorithms import JumpHash, Maglev, MementoHash, MultiProbe, Rendezvous
+from consistent_hash.bounded import BoundedLoad, CapacityError
 from consistent_hash.ring import HashRing, vnode_count
 
 __version__ = "0.1.0"
 
-__all__ = ["EmptyRingError", "HashRing", "JumpHash", "Maglev", "MementoHash", "MultiProbe",
-           "Rendezvous", "__version__", "vnode_count"]
+__all__ = [
+    "BoundedLoad",
+    "CapacityError",
+    "EmptyRingError",
+    "HashRing",
+    "JumpHash",
+    "Maglev",
+    "MementoHash",
+    "MultiProbe",
+    "Rendezvous",
+    "__version__",
+    "vnode_count",
+]
