@@ -77,7 +77,8 @@ class BoundedLoad:
     >>> bl.release(node)
     """
 
-    __slots__ = ("_router", "_c", "_capacity", "_lock", "_loads", "__weakref__")
+    __slots__ = ("_router", "_c", "_c_ratio", "_capacity", "_lock", "_loads", "_held", "_snap",
+                 "__weakref__")
 
     def __init__(self, router: Any, c: float = 1.25, *, capacity: int | None = None) -> None:
         core = getattr(router, "_core", None)
@@ -86,9 +87,12 @@ class BoundedLoad:
                             f"MultiProbe or MementoHash, got {type(router).__name__!r}")
         self._router = router
         self._c = _check_c(c)
+        self._c_ratio = Fraction(repr(self._c)).as_integer_ratio()
         self._capacity = None if capacity is None else check_int(capacity, "capacity", 1)
         self._lock = threading.Lock()
         self._loads: dict[str, int] = {}
+        self._held = 0
+        self._snap: tuple[Any, ...] | None = None  # (core, loads array, node index, shares)
 
     @property
     def router(self) -> Any:
@@ -105,30 +109,36 @@ class BoundedLoad:
 
     # -- capacities ---------------------------------------------------------------------------
 
-    def _shares(self, core: Any) -> tuple[tuple[str, ...], list[float] | None]:
-        """Node names and each one's weight (None when all live nodes weigh the same); a node
-        marked down weighs 0."""
+    def _shares(self, core: Any) -> tuple[tuple[str, ...], list[int] | None]:
+        """Node names and each one's weight as an exact integer (floats are dyadic rationals:
+        all are scaled to one power-of-two denominator), or None when all live nodes weigh the
+        same; a node marked down weighs 0."""
         nodes: tuple[str, ...] = core.nodes
         down = getattr(core, "down", frozenset())
         weights = getattr(self._router, "weights", None)
         ws = [0.0 if n in down else (weights[n] if weights is not None else 1.0) for n in nodes]
-        live = [w for w in ws if w > 0]
-        if len(set(live)) <= 1 and len(live) == len(ws):
+        if len(set(ws)) <= 1:
             return nodes, None
-        return nodes, ws
+        ratios = [w.as_integer_ratio() for w in ws]
+        den = max(q for _, q in ratios)
+        return nodes, [p * (den // q) for p, q in ratios]
 
     def _caps(self, core: Any, m: int) -> npt.NDArray[np.int64]:
-        nodes, ws = self._shares(core)
-        n = len(nodes)
+        return self._caps_from(self._shares(core)[1], len(core.nodes), m)
+
+    def _caps_from(self, shares: list[int] | None, n: int, m: int) -> npt.NDArray[np.int64]:
+        """Capacities for m keys: ceil(c * m * w / sum(w)) in exact integer arithmetic (c taken
+        as the decimal it is written as, so c = 1.1 means 11/10)."""
         if self._capacity is not None:
             caps = np.full(n, self._capacity, dtype=np.int64)
-            if ws is not None:
-                caps[np.array(ws) == 0] = 0
+            if shares is not None:
+                caps[np.array(shares) == 0] = 0
             return caps
-        if ws is None:  # ceil(c * m / n), exactly
-            return np.full(n, math.ceil(Fraction(self._c) * m / max(n, 1)), dtype=np.int64)
-        w = np.array(ws, dtype=np.float64)
-        return np.ceil(self._c * m * (w / w.sum())).astype(np.int64)
+        num, den = self._c_ratio
+        if shares is None:
+            return np.full(n, -(-(num * m) // (den * max(n, 1))), dtype=np.int64)
+        total = den * sum(shares)
+        return np.array([-(-(num * m * a) // total) for a in shares], dtype=np.int64)
 
     def capacities(self, m: int) -> dict[str, int]:
         """The capacity of each node for ``m`` keys."""
@@ -169,6 +179,17 @@ class BoundedLoad:
 
     # -- live load ---------------------------------------------------------------------------
 
+    def _live_snapshot(self) -> tuple[Any, ...]:
+        """The router's current snapshot with the live loads laid out by node index."""
+        core = self._router._core
+        snap = self._snap
+        if snap is None or snap[0] is not core:
+            nodes = core.nodes
+            loads = np.array([self._loads.get(n, 0) for n in nodes], dtype=np.int64)
+            snap = (core, loads, {n: i for i, n in enumerate(nodes)}, self._shares(core)[1])
+            self._snap = snap
+        return snap
+
     def acquire(self, key: str | bytes | int, *, spread: int = 1) -> str:
         """Place one key given the load held now, count it, and return its node.
 
@@ -177,20 +198,18 @@ class BoundedLoad:
         """
         spread = check_int(spread, "spread", 1)
         with self._lock:
-            core = self._router._core
+            core, loads, _, shares = self._live_snapshot()
             core.check_nonempty()
-            nodes: tuple[str, ...] = core.nodes
-            held = sum(self._loads.values())
-            caps = self._caps(core, held + 1)
-            loads = np.array([self._loads.get(n, 0) for n in nodes], dtype=np.int64)
+            caps = self._caps_from(shares, len(loads), self._held + 1)
             if not (caps > loads).any():
                 raise CapacityError(f"every node is at its capacity ({int(caps.max())}); "
                                     "release load or raise the capacity")
             h = np.array([self._router.hash(key)], dtype=np.uint64)
             out = np.empty(1, dtype=np.int32)
-            bounded_assign(core, h, caps, loads, min(spread, 1 << 30), out)
-            node = nodes[int(out[0])]
+            bounded_assign(core, h, caps, loads, min(spread, 1 << 30), out)  # loads += 1 there
+            node: str = core.nodes[int(out[0])]
             self._loads[node] = self._loads.get(node, 0) + 1
+            self._held += 1
             return node
 
     def release(self, node: str) -> None:
@@ -208,6 +227,10 @@ class BoundedLoad:
                 del self._loads[node]
             else:
                 self._loads[node] = held - 1
+            self._held -= 1
+            snap = self._snap
+            if snap is not None and node in snap[2]:
+                snap[1][snap[2][node]] -= 1
 
     @property
     def loads(self) -> dict[str, int]:
@@ -219,6 +242,8 @@ class BoundedLoad:
         """Forget all live load."""
         with self._lock:
             self._loads.clear()
+            self._held = 0
+            self._snap = None
 
     def __repr__(self) -> str:
         cap = f", capacity={self._capacity}" if self._capacity is not None else ""

@@ -4,7 +4,10 @@
 # Every algorithm is an _AlgoCore: an immutable snapshot holding its node names, its hasher
 # and its arrays, with one nogil batch kernel (route) and a scalar path built on it.
 
+from cpython.bool cimport PyBool_Check
+from cpython.bytes cimport PyBytes_Check
 from cpython.long cimport PyLong_Check
+from cpython.unicode cimport PyUnicode_Check
 
 cdef extern from "ch_mix.h" nogil:
     uint64_t ch_mix64(uint64_t z)
@@ -28,8 +31,12 @@ cdef uint64_t _int_key(object key, Py_ssize_t pos=-1) except? 0:
 
 
 cdef inline bint _is_int_key(object key):
-    return ((PyLong_Check(key) or isinstance(key, np.integer))
-            and not isinstance(key, (bool, np.bool_)))
+    """An int or NumPy integer, not a bool (str and bytes answer without a Python call)."""
+    if PyLong_Check(key):
+        return not PyBool_Check(key)
+    if PyUnicode_Check(key) or PyBytes_Check(key):
+        return False
+    return isinstance(key, np.integer)
 
 
 cdef class _AlgoCore(_Router):

@@ -5,6 +5,7 @@ cdef extern from "ch_jump.h" nogil:
     int32_t ch_jump_ref(uint64_t key, int32_t n)
     void ch_jump_batch(const uint64_t *keys, size_t m, int32_t n, int32_t *out)
     void ch_jump_ref_batch(const uint64_t *keys, size_t m, int32_t n, int32_t *out)
+    void ch_jump_paper_batch(const uint64_t *keys, size_t m, int32_t n, int32_t *out)
 
 
 cdef class _Jump(_AlgoCore):
@@ -51,4 +52,14 @@ def _jump_batch(const uint64_t[::1] keys, int32_t buckets):
     if keys.shape[0]:
         with nogil:
             ch_jump_batch(&keys[0], <size_t>keys.shape[0], buckets, &ov[0])
+    return out
+
+
+def _jump_paper_batch(const uint64_t[::1] keys, int32_t buckets):
+    """The paper's plain C loop (a benchmark baseline and a test reference; not Guava-exact)."""
+    out = np.empty(keys.shape[0], dtype=np.int32)
+    cdef int32_t[::1] ov = out
+    if keys.shape[0]:
+        with nogil:
+            ch_jump_paper_batch(&keys[0], <size_t>keys.shape[0], buckets, &ov[0])
     return out

@@ -25,7 +25,13 @@ from consistent_hash import (
     MultiProbe,
     Rendezvous,
 )
-from consistent_hash._ring import _jump_batch, _jump_ref_batch, _neglog2, _neglog2_tables
+from consistent_hash._ring import (
+    _jump_batch,
+    _jump_paper_batch,
+    _jump_ref_batch,
+    _neglog2,
+    _neglog2_tables,
+)
 from consistent_hash.algorithms import jump_hash
 
 DATA = json.loads((Path(__file__).parent / "data" / "algo_vectors.json").read_text("utf-8"))
@@ -297,6 +303,11 @@ def test_jump_paper_differs_where_expected() -> None:
     for key, n, guava, paper in JUMP["guava_vs_paper"]:
         assert guava != paper
         assert jump_hash(key, n) == guava
+        assert _jump_paper_batch(np.array([key], dtype=np.uint64), n)[0] == paper
+    # elsewhere the two agree
+    h = _random_hashes(300_000, seed=3)
+    for n in (10, 1000):
+        assert np.array_equal(_jump_paper_batch(h, n), _jump_batch(h, n))
 
 
 @pytest.mark.parametrize("cfg", JUMP["named"], ids=[c["name"] for c in JUMP["named"]])

@@ -128,6 +128,10 @@ def test_weighted_capacities() -> None:
     assert BoundedLoad(ring, c=1.5).capacities(10) == {"a": 2, "b": 4, "c": 6, "d": 4}
     assert BoundedLoad(JumpHash(3), c=1.25).capacities(10) == {"0": 5, "1": 5, "2": 5}
     assert BoundedLoad(JumpHash(3), c=1.0).capacities(0) == {"0": 0, "1": 0, "2": 0}
+    # c is the decimal it is written as: ceil(1.1 * 1000 / 10) is 110, not 111
+    assert BoundedLoad(JumpHash(10), c=1.1).capacities(1000)["0"] == 110
+    assert BoundedLoad(HashRing({"a": 1.0, "b": 2.0}), c=1.1).capacities(3000) == {
+        "a": 1100, "b": 2200}
 
 
 def test_hot_key_spreading() -> None:
@@ -170,6 +174,17 @@ def test_acquire_release_live_load() -> None:
         bl.release(3)  # type: ignore[arg-type]
     bl.reset()
     assert bl.loads == {}
+    # the router changes under held load: loads follow the names
+    for i in range(50):
+        bl.acquire(f"a{i}")
+    ring.add("n-new")
+    for i in range(50):
+        bl.acquire(f"b{i}")
+    assert sum(bl.loads.values()) == 100 and max(bl.loads.values()) <= math.ceil(100 / 6)
+    ring.remove("n-new")
+    bl.acquire("c")
+    assert sum(bl.loads.values()) == 101
+    bl.reset()
     # without pressure, acquire gives the router's node
     loose = BoundedLoad(ring, c=100.0)
     assert [loose.acquire(f"x{i}") for i in range(50)] == [ring.get(f"x{i}") for i in range(50)]
