@@ -27,6 +27,8 @@ import numpy as np
 # Benchmark the checkout this file sits in (built in place), not some installed copy.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from consistent_hash._ring import _jump_batch, _jump_paper_batch, _jump_ref_batch  # noqa: E402
+
 import consistent_hash  # noqa: E402
 from consistent_hash import (  # noqa: E402
     BoundedLoad,
@@ -37,7 +39,6 @@ from consistent_hash import (  # noqa: E402
     MultiProbe,
     Rendezvous,
 )
-from consistent_hash._ring import _jump_batch, _jump_paper_batch, _jump_ref_batch  # noqa: E402
 
 
 def _median_ns(fn: Callable[[], Any], count: int, repeat: int) -> float:
@@ -109,7 +110,7 @@ def run(n_keys: int, repeat: int) -> dict[str, Any]:
         for label, fn in (("paper's plain C loop", _jump_paper_batch),
                           ("Guava's formulation, plain loop", _jump_ref_batch),
                           ("ours (lane-interleaved)", _jump_batch)):
-            t = _median_ns(lambda f=fn: f(hashes, n), n_keys, repeat)
+            t = _median_ns(lambda f=fn, n=n: f(hashes, n), n_keys, repeat)
             rows.append({"algorithm": "jump kernel", "config": f"{label}, {n:,} buckets",
                          "uint64": t, "str": None, "get": None, "target": "", "nodes": n})
     # bounded loads: one pass over all keys, placing each under the bound

@@ -27,6 +27,7 @@ import numpy.typing as npt
 from consistent_hash import _format
 from consistent_hash._containers import _split, _take
 from consistent_hash._containers import route as _route
+from consistent_hash._containers import route_replicas as _route_replicas
 from consistent_hash._ring import (
     EmptyRingError,
     _Hasher,
@@ -40,7 +41,6 @@ from consistent_hash._ring import (
     route_keys_raw,
 )
 from consistent_hash._ring import jump_hash as _jump_scalar
-from consistent_hash._containers import route_replicas as _route_replicas
 from consistent_hash._validate import (
     check_int,
     check_n,
@@ -137,7 +137,7 @@ def _pack_str(s: str) -> bytes:
 def _read_str(r: _format.Reader) -> str:
     (n,) = r.unpack("I")
     try:
-        return r.take(int(n)).decode("utf-8")  # type: ignore[call-overload, no-any-return]
+        return r.take(int(n)).decode("utf-8")  # type: ignore[call-overload]
     except UnicodeDecodeError:
         raise ValueError("data is damaged (a name is not UTF-8)") from None
 
@@ -713,8 +713,8 @@ def _next_prime(n: int) -> int:
     return n
 
 
-def _check_table_size(m: Any) -> int:
-    m = check_int(m, "table_size", 2, MAX_TABLE_SIZE)
+def _check_table_size(value: Any) -> int:
+    m: int = check_int(value, "table_size", 2, MAX_TABLE_SIZE)
     if not is_prime(m):
         raise ValueError(f"table_size must be prime, got {m} (the next prime is "
                          f"{_next_prime(m)}); 65537 suits up to ~650 nodes, and about "

@@ -114,7 +114,7 @@ class BoundedLoad:
         all are scaled to one power-of-two denominator), or None when all live nodes weigh the
         same; a node marked down weighs 0."""
         nodes: tuple[str, ...] = core.nodes
-        down = getattr(core, "down", frozenset())
+        down: frozenset[str] = getattr(core, "down", frozenset())
         weights = getattr(self._router, "weights", None)
         ws = [0.0 if n in down else (weights[n] if weights is not None else 1.0) for n in nodes]
         if len(set(ws)) <= 1:

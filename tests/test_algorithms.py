@@ -16,6 +16,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from consistent_hash._ring import (
+    _jump_batch,
+    _jump_paper_batch,
+    _jump_ref_batch,
+    _neglog2,
+    _neglog2_tables,
+)
 
 from consistent_hash import (
     EmptyRingError,
@@ -24,13 +31,6 @@ from consistent_hash import (
     MementoHash,
     MultiProbe,
     Rendezvous,
-)
-from consistent_hash._ring import (
-    _jump_batch,
-    _jump_paper_batch,
-    _jump_ref_batch,
-    _neglog2,
-    _neglog2_tables,
 )
 from consistent_hash.algorithms import jump_hash
 
@@ -497,7 +497,7 @@ def test_rendezvous_replicas_are_a_stable_ranking() -> None:
     r2 = r.copy()
     r2.remove("n4")
     names = np.array(r.nodes, dtype=object)[full]
-    for k, row, row3 in zip(keys[:300], names.tolist(), top3.tolist()):
+    for k, row, row3 in zip(keys[:300], names.tolist(), top3.tolist(), strict=False):
         assert row[:3] == row3
         assert r2.replicas(k, 3) == [x for x in row if x != "n4"][:3]
     with pytest.raises(ValueError, match="n must be"):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
-import math
 import random
 import struct
 from decimal import Decimal, getcontext
@@ -167,7 +166,8 @@ def make_jump() -> dict[str, object]:
     ]:
         nodes, h, seed = cfg["nodes"], cfg["hash"], cfg["seed"]
 
-        def get(key: str | bytes | int) -> str:
+        def get(key: str | bytes | int, nodes: list[str] = nodes, h: str = h,  # type: ignore[assignment]
+                seed: int = seed) -> str:  # type: ignore[assignment]
             if isinstance(key, int):
                 k = key & MASK  # integer keys are used directly, two's complement
             else:
@@ -326,9 +326,10 @@ def make_maglev() -> dict[str, object]:
         table = maglev_table(cfg["nodes"], m, cfg["hash"], cfg["seed"])  # type: ignore[arg-type]
         names = sorted(cfg["nodes"])  # type: ignore[arg-type]
 
-        def get(key: str | bytes | int) -> str:
+        def get(key: str | bytes | int, cfg: dict[str, object] = cfg, names: list[str] = names,
+                table: list[int] = table, m: int = m) -> str:  # type: ignore[assignment]
             h = H(cfg["hash"], key_bytes(key), cfg["seed"])  # type: ignore[arg-type]
-            return names[table[mulhi(h, m)]]  # type: ignore[arg-type]
+            return names[table[mulhi(h, m)]]
 
         keys: list[str | bytes | int] = ["", "a", "user:42", "é", b"\x00\xff", 0, -1, 2**70]
         keys += [f"k{i}" for i in range(40)]
@@ -361,7 +362,8 @@ def make_multiprobe() -> dict[str, object]:
                      for i, nm in enumerate(names))
         pos = [p for p, _ in pts]
 
-        def get(key: str | bytes | int) -> str:
+        def get(key: str | bytes | int, cfg: dict[str, object] = cfg, pos: list[int] = pos,
+                names: list[str] = names, pts: list[tuple[int, int]] = pts) -> str:
             h = H(cfg["hash"], key_bytes(key), cfg["seed"])  # type: ignore[arg-type]
             best = None
             for j in range(cfg["probes"]):  # type: ignore[call-overload]
