@@ -5,6 +5,8 @@ no Python object per key, and a stable, documented key -> node mapping.
 """
 
 from consistent_hash._ring import EmptyRingError
+from consistent_hash.algorithms import JumpHash, Maglev, MementoHash, MultiProbe, Rendezvous
+from consistent_hash.bounded import BoundedLoad, CapacityError
 from consistent_hash.cassandra import TokenRing, murmur3_token, murmur3_tokens
 from consistent_hash.ketama import KetamaRing
 from consistent_hash.redis import SlotMap, redis_slot, redis_slots
@@ -12,6 +14,23 @@ from consistent_hash.ring import HashRing, vnode_count
 
 __version__ = "0.1.0"
 
-__all__ = ["EmptyRingError", "HashRing", "__version__", "vnode_count"]
-__all__ += ["KetamaRing", "SlotMap", "TokenRing", "murmur3_token", "murmur3_tokens", "redis_slot",
-            "redis_slots"]
+__all__ = [
+    "BoundedLoad",
+    "CapacityError",
+    "EmptyRingError",
+    "HashRing",
+    "JumpHash",
+    "KetamaRing",
+    "Maglev",
+    "MementoHash",
+    "MultiProbe",
+    "Rendezvous",
+    "SlotMap",
+    "TokenRing",
+    "__version__",
+    "murmur3_token",
+    "murmur3_tokens",
+    "redis_slot",
+    "redis_slots",
+    "vnode_count",
+]

@@ -19,6 +19,7 @@ from consistent_hash._containers import route_replicas as _route_replicas
 from consistent_hash._ring import (
     EmptyRingError,
     _Ring,
+    health_ring,
     label_positions,
     merge_sorted,
     route_hashes,
@@ -105,7 +106,8 @@ class HashRing:
     (3, ('cache-a', 'cache-b', 'cache-c'))
     """
 
-    __slots__ = ("_core", "_state", "_vnodes", "_hash", "_hash_name", "_lock", "__weakref__")
+    __slots__ = ("_core", "_state", "_vnodes", "_hash", "_hash_name", "_lock", "_down",
+                 "__weakref__")
 
     def __init__(
         self,
@@ -119,6 +121,7 @@ class HashRing:
         hasher, self._hash_name = make_hasher(hash, seed)
         self._hash = hash
         self._lock = threading.Lock()
+        self._down: frozenset[str] = frozenset()
         weights = node_weights(nodes)
         names = tuple(sorted(weights))
         counts = self._counts(names, weights)
@@ -137,6 +140,9 @@ class HashRing:
 
     def _install(self, core: _Ring, weights: dict[str, float]) -> None:
         # One tuple, one assignment: a reader that takes self._state sees a consistent pair.
+        self._down = self._down.intersection(weights)  # a removed node is no longer down
+        if self._down:
+            core = health_ring(core, self._down)
         self._state = (core, weights)
         self._core = core
 
@@ -284,7 +290,7 @@ class HashRing:
         n = check_n(n)
         core = self._core
         core.check_nonempty()
-        r = min(n, len(core.nodes))
+        r = min(n, _live(core))
         i = core.position_index(core.hasher.hash(key))
         return [core.nodes[j] for j in core.replica_table(r)[i]]
 
@@ -293,7 +299,7 @@ class HashRing:
         n = check_n(n)
         core = self._core
         core.check_nonempty()
-        return _route_replicas(core, keys, min(n, len(core.nodes)))
+        return _route_replicas(core, keys, min(n, _live(core)))
 
     def replicas_many(self, keys: Any, n: int) -> npt.NDArray[np.object_]:
         """Object array of shape (len(keys), min(n, len(ring))): replica node names."""
@@ -375,7 +381,8 @@ class HashRing:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, HashRing):
             return NotImplemented
-        return self._params() == other._params() and self._state[1] == other._state[1]
+        return (self._params() == other._params() and self._state[1] == other._state[1]
+                and self._down == other._down)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -386,6 +393,7 @@ class HashRing:
         new._hash = self._hash
         new._hash_name = self._hash_name
         new._lock = threading.Lock()
+        new._down = self._down
         core, weights = self._state
         new._install(core, dict(weights))
         return new
@@ -393,11 +401,54 @@ class HashRing:
     def __copy__(self) -> HashRing:
         return self.copy()
 
+    # -- health -----------------------------------------------------------------------------
+
+    def mark_down(self, node: str) -> None:
+        """Mark a node down: its keys go to their next replica (the first up node clockwise),
+        no other key moves, and the positions are not rebuilt.  Lookups and replicas skip
+        down nodes; ``nodes``, ``positions``, ``owners`` and ``ownership()`` still describe
+        the full layout.  Marking a down node again does nothing.
+
+        Raises KeyError if the node is not in the ring.  With every node down, lookups raise
+        EmptyRingError.
+        """
+        self._set_down(node, True)
+
+    def mark_up(self, node: str) -> None:
+        """Bring a down node back: exactly its keys return to it.  Marking an up node up
+        does nothing.  Raises KeyError if the node is not in the ring."""
+        self._set_down(node, False)
+
+    @property
+    def down(self) -> frozenset[str]:
+        """The nodes marked down."""
+        return self._down
+
+    def _set_down(self, node: str, down: bool) -> None:
+        if not isinstance(node, str):
+            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+        with self._lock:
+            core, weights = self._state
+            if node not in weights:
+                raise KeyError(node)
+            if (node in self._down) == down:
+                return
+            old = self._down
+            self._down = old | {node} if down else old - {node}
+            try:
+                if not self._down:  # all up again: a plain snapshot of the same arrays
+                    core = _Ring(core.positions, core.owners, core.nodes, core.hasher)
+                self._install(core, weights)
+            except BaseException:
+                self._down = old
+                raise
+
     def __deepcopy__(self, memo: dict[int, object]) -> HashRing:
         return self.copy()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (dict(self._state[1]), self._vnodes, self._hash, self.seed))
+        return (_rebuild, (dict(self._state[1]), self._vnodes, self._hash, self.seed,
+                           sorted(self._down)))
 
     def _payload(self) -> bytes:
         if self._hash_name == "callable":
@@ -487,8 +538,17 @@ def _nulls(policy: str) -> bool:
     raise ValueError(f'nulls must be "raise" or "none", got {policy!r}')
 
 
-def _rebuild(weights: dict[str, float], vnodes: int, hash: Any, seed: int) -> HashRing:
-    return HashRing(weights, vnodes=vnodes, hash=hash, seed=seed)
+def _rebuild(weights: dict[str, float], vnodes: int, hash: Any, seed: int,
+             down: Iterable[str] = ()) -> HashRing:
+    ring = HashRing(weights, vnodes=vnodes, hash=hash, seed=seed)
+    for node in down:
+        ring.mark_down(node)
+    return ring
+
+
+def _live(core: _Ring) -> int:
+    """Nodes a lookup can reach: all of them, less any marked down."""
+    return int(getattr(core, "live", len(core.nodes)))
 
 
 def _bisect(names: tuple[str, ...], name: str) -> int:

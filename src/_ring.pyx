@@ -724,4 +724,16 @@ def merge_sorted(const uint64_t[::1] pa, const int32_t[::1] oa,
     return po, oo
 
 
+# ---------------------------------------------------------------------------------------------
+# Compatibility modes and algorithm kernels (one include file each)
+# ---------------------------------------------------------------------------------------------
+
 include "_compat.pxi"
+include "_algos.pxi"
+include "_jump.pxi"
+include "_rendezvous.pxi"
+include "_maglev.pxi"
+include "_health.pxi"
+include "_multiprobe.pxi"
+include "_memento.pxi"
+include "_bounded.pxi"

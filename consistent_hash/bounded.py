@@ -1,0 +1,250 @@
+"""BoundedLoad: consistent hashing with bounded loads, over any router.
+
+Mirrokni, Thorup & Zadimoghaddam, "Consistent Hashing with Bounded Loads" (SODA 2018): with
+``m`` keys on ``n`` nodes every node gets a capacity of ``ceil(c * m / n)`` (``c >= 1``, default
+1.25), and each key goes to the first node of its preference walk that is below capacity, so no
+node ever holds more than ``c`` times the average while most keys stay where the router put
+them.  With weights (HashRing, Rendezvous, Maglev) a node's capacity is
+``ceil(c * m * w / sum(w))``.
+
+Two forms:
+
+- batch: ``assign_many(keys)`` places the keys in order, each counted as one unit of load;
+- live load: ``acquire(key)`` places one key given the load now held (capacity computed for
+  the held load plus this key), ``release(node)`` gives a unit back.
+
+Hot keys: ``spread=k`` serves each key by the least-loaded of its first ``k`` replicas (its
+first ``k`` distinct nodes), which spreads a single hot key over ``k`` nodes.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from consistent_hash._ring import bounded_assign
+from consistent_hash._validate import check_int
+
+__all__ = ["BoundedLoad", "CapacityError"]
+
+
+class CapacityError(LookupError):
+    """Every node that could take the key is at its capacity."""
+
+
+def _check_c(c: Any) -> float:
+    if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, float, np.integer, np.floating)):
+        raise TypeError(f"c must be a number, got {type(c).__name__!r}")
+    v = float(c)
+    if not math.isfinite(v) or v < 1.0:
+        raise ValueError(f"c must be finite and >= 1 (capacity ceil(c * m / n) must leave room "
+                         f"for every key), got {c!r}")
+    return v
+
+
+class BoundedLoad:
+    """Bounded-load assignment over a router (HashRing, JumpHash, Rendezvous, Maglev,
+    MultiProbe or MementoHash).
+
+    Parameters
+    ----------
+    router
+        Gives each key its preference walk: a HashRing walks its positions clockwise (nodes
+        marked down are skipped), Rendezvous its ranking, the others a probe sequence.
+    c : float, default 1.25
+        The load bound factor, >= 1: capacity ``ceil(c * m / n)`` for ``m`` keys on ``n``
+        nodes (weighted: ``ceil(c * m * w / sum(w))``).
+    capacity : int, optional
+        A fixed capacity per node instead (for example a connection limit); then the bound can
+        be unsatisfiable, which raises (``ValueError`` in a batch, ``CapacityError`` in
+        ``acquire``), never hangs.
+
+    Examples
+    --------
+    >>> from consistent_hash import HashRing
+    >>> bl = BoundedLoad(HashRing(["a", "b", "c"]), c=1.0)
+    >>> names = bl.assign_many([f"k{i}" for i in range(9)])
+    >>> sorted(np.unique(names, return_counts=True)[1].tolist())
+    [3, 3, 3]
+    >>> node = bl.acquire("session-1")
+    >>> bl.loads[node]
+    1
+    >>> bl.release(node)
+    """
+
+    __slots__ = ("_router", "_c", "_c_ratio", "_capacity", "_lock", "_loads", "_held", "_snap",
+                 "__weakref__")
+
+    def __init__(self, router: Any, c: float = 1.25, *, capacity: int | None = None) -> None:
+        core = getattr(router, "_core", None)
+        if core is None or not hasattr(router, "hash_many") or not hasattr(core, "nodes"):
+            raise TypeError("router must be a HashRing, JumpHash, Rendezvous, Maglev, "
+                            f"MultiProbe or MementoHash, got {type(router).__name__!r}")
+        self._router = router
+        self._c = _check_c(c)
+        self._c_ratio = Fraction(repr(self._c)).as_integer_ratio()
+        self._capacity = None if capacity is None else check_int(capacity, "capacity", 1)
+        self._lock = threading.Lock()
+        self._loads: dict[str, int] = {}
+        self._held = 0
+        self._snap: tuple[Any, ...] | None = None  # (core, loads array, node index, shares)
+
+    @property
+    def router(self) -> Any:
+        return self._router
+
+    @property
+    def c(self) -> float:
+        return self._c
+
+    @property
+    def capacity(self) -> int | None:
+        """The fixed per-node capacity, or None (capacity from c)."""
+        return self._capacity
+
+    # -- capacities ---------------------------------------------------------------------------
+
+    def _shares(self, core: Any) -> tuple[tuple[str, ...], list[int] | None]:
+        """Node names and each one's weight as an exact integer (floats are dyadic rationals:
+        all are scaled to one power-of-two denominator), or None when all live nodes weigh the
+        same; a node marked down weighs 0."""
+        nodes: tuple[str, ...] = core.nodes
+        down: frozenset[str] = getattr(core, "down", frozenset())
+        weights = getattr(self._router, "weights", None)
+        ws = [0.0 if n in down else (weights[n] if weights is not None else 1.0) for n in nodes]
+        if len(set(ws)) <= 1:
+            return nodes, None
+        ratios = [w.as_integer_ratio() for w in ws]
+        den = max(q for _, q in ratios)
+        return nodes, [p * (den // q) for p, q in ratios]
+
+    def _caps(self, core: Any, m: int) -> npt.NDArray[np.int64]:
+        return self._caps_from(self._shares(core)[1], len(core.nodes), m)
+
+    def _caps_from(self, shares: list[int] | None, n: int, m: int) -> npt.NDArray[np.int64]:
+        """Capacities for m keys: ceil(c * m * w / sum(w)) in exact integer arithmetic (c taken
+        as the decimal it is written as, so c = 1.1 means 11/10)."""
+        if self._capacity is not None:
+            caps = np.full(n, self._capacity, dtype=np.int64)
+            if shares is not None:
+                caps[np.array(shares) == 0] = 0
+            return caps
+        num, den = self._c_ratio
+        if shares is None:
+            return np.full(n, -(-(num * m) // (den * max(n, 1))), dtype=np.int64)
+        total = den * sum(shares)
+        return np.array([-(-(num * m * a) // total) for a in shares], dtype=np.int64)
+
+    def capacities(self, m: int) -> dict[str, int]:
+        """The capacity of each node for ``m`` keys."""
+        m = check_int(m, "m", 0)
+        core = self._router._core
+        return dict(zip(core.nodes, self._caps(core, m).tolist(), strict=True))
+
+    # -- batch -------------------------------------------------------------------------------
+
+    def assign_indices(self, keys: Any, *, spread: int = 1) -> npt.NDArray[np.int32]:
+        """Place the keys in order under the bound: int32 indices into ``router.nodes``.
+
+        Every key (each occurrence of a repeated key too) is one unit of load; no node gets
+        more than its capacity for ``m = len(keys)``.
+        """
+        spread = check_int(spread, "spread", 1)
+        core = self._router._core
+        hashes = np.ascontiguousarray(self._router.hash_many(keys), dtype=np.uint64)
+        core.check_nonempty()
+        m = len(hashes)
+        caps = self._caps(core, m)
+        if int(caps.sum()) < m:
+            raise ValueError(f"unsatisfiable bound: the nodes hold at most {int(caps.sum())} "
+                             f"keys in all, {m} were given")
+        loads = np.zeros(len(core.nodes), dtype=np.int64)
+        out = np.empty(m, dtype=np.int32)
+        result: npt.NDArray[np.int32] = bounded_assign(core, hashes, caps, loads,
+                                                       min(spread, 1 << 30), out)
+        return result
+
+    def assign_many(self, keys: Any, *, spread: int = 1) -> npt.NDArray[np.object_]:
+        """Place the keys in order under the bound: an object array of node names."""
+        core = self._router._core
+        idx = self.assign_indices(keys, spread=spread)
+        names = np.array(core.nodes, dtype=object)
+        result: npt.NDArray[np.object_] = names[idx]
+        return result
+
+    # -- live load ---------------------------------------------------------------------------
+
+    def _live_snapshot(self) -> tuple[Any, ...]:
+        """The router's current snapshot with the live loads laid out by node index."""
+        core = self._router._core
+        snap = self._snap
+        if snap is None or snap[0] is not core:
+            nodes = core.nodes
+            loads = np.array([self._loads.get(n, 0) for n in nodes], dtype=np.int64)
+            snap = (core, loads, {n: i for i, n in enumerate(nodes)}, self._shares(core)[1])
+            self._snap = snap
+        return snap
+
+    def acquire(self, key: str | bytes | int, *, spread: int = 1) -> str:
+        """Place one key given the load held now, count it, and return its node.
+
+        The capacity is computed for the held load plus this key, so the node returned is
+        below it.  Raises CapacityError when a fixed ``capacity`` is reached everywhere.
+        """
+        spread = check_int(spread, "spread", 1)
+        with self._lock:
+            core, loads, _, shares = self._live_snapshot()
+            core.check_nonempty()
+            caps = self._caps_from(shares, len(loads), self._held + 1)
+            if not (caps > loads).any():
+                raise CapacityError(f"every node is at its capacity ({int(caps.max())}); "
+                                    "release load or raise the capacity")
+            h = np.array([self._router.hash(key)], dtype=np.uint64)
+            out = np.empty(1, dtype=np.int32)
+            bounded_assign(core, h, caps, loads, min(spread, 1 << 30), out)  # loads += 1 there
+            node: str = core.nodes[int(out[0])]
+            self._loads[node] = self._loads.get(node, 0) + 1
+            self._held += 1
+            return node
+
+    def release(self, node: str) -> None:
+        """Give back one unit of load held by ``node``.
+
+        Raises KeyError if the node holds no load.
+        """
+        if not isinstance(node, str):
+            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+        with self._lock:
+            held = self._loads.get(node, 0)
+            if held <= 0:
+                raise KeyError(node)
+            if held == 1:
+                del self._loads[node]
+            else:
+                self._loads[node] = held - 1
+            self._held -= 1
+            snap = self._snap
+            if snap is not None and node in snap[2]:
+                snap[1][snap[2][node]] -= 1
+
+    @property
+    def loads(self) -> dict[str, int]:
+        """The live load of each node (nodes holding none are omitted)."""
+        with self._lock:
+            return dict(self._loads)
+
+    def reset(self) -> None:
+        """Forget all live load."""
+        with self._lock:
+            self._loads.clear()
+            self._held = 0
+            self._snap = None
+
+    def __repr__(self) -> str:
+        cap = f", capacity={self._capacity}" if self._capacity is not None else ""
+        return f"BoundedLoad({self._router!r}, c={self._c}{cap})"

@@ -1,0 +1,244 @@
+"""BoundedLoad: the bound is never exceeded (1,000,000 keys), the assignment equals an
+independent model of the bounded walk, hot-key spreading, live load, unsatisfiable bounds."""
+
+from __future__ import annotations
+
+import bisect
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from consistent_hash import (
+    BoundedLoad,
+    CapacityError,
+    EmptyRingError,
+    HashRing,
+    JumpHash,
+    Maglev,
+    MementoHash,
+    MultiProbe,
+    Rendezvous,
+)
+
+MASK = (1 << 64) - 1
+STEP = 0xD1B54A32D192ED03
+NAMES = [f"n{i}" for i in range(20)]
+
+
+def _mix64(z: int) -> int:
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def _memento() -> MementoHash:
+    mh = MementoHash(NAMES)
+    mh.remove("n3")
+    return mh
+
+
+ROUTERS: dict[str, Any] = {
+    "ring": lambda: HashRing(NAMES, vnodes=20),
+    "ring-weighted": lambda: HashRing({n: 1.0 + i % 3 for i, n in enumerate(NAMES)}, vnodes=20),
+    "rendezvous": lambda: Rendezvous(NAMES),
+    "rendezvous-weighted": lambda: Rendezvous({n: 1.0 + i % 4 for i, n in enumerate(NAMES)}),
+    "maglev": lambda: Maglev(NAMES),
+    "jump": lambda: JumpHash(NAMES),
+    "multiprobe": lambda: MultiProbe(NAMES),
+    "memento": _memento,
+}
+
+
+def _walk(router: Any, key: Any) -> list[str]:
+    """The preference walk of a key, derived independently of the bounded kernel: a HashRing's
+    positions clockwise (bisect over positions / owners), Rendezvous' ranking, else the probe
+    sequence h, mix64(h + t * STEP) routed by the router, then every node in order."""
+    h = router.hash(key)
+    nodes = router.nodes
+    if isinstance(router, HashRing):
+        pos, own = router.positions.tolist(), router.owners.tolist()
+        i = bisect.bisect_left(pos, h) % len(pos)
+        return [nodes[own[(i + t) % len(pos)]] for t in range(len(pos))]
+    if isinstance(router, Rendezvous):
+        return router.replicas(key, len(nodes))
+    probes = [h] + [_mix64((h + t * STEP) & MASK) for t in range(1, 8 * len(nodes) + 64)]
+    idx = router.lookup(np.array(probes, dtype=np.uint64)).tolist()
+    return [nodes[i] for i in idx] + list(nodes)
+
+
+def _model(router: Any, keys: list[Any], caps: dict[str, int], spread: int = 1) -> list[str]:
+    loads = dict.fromkeys(caps, 0)
+    out = []
+    for k in keys:
+        walk = _walk(router, k)
+        first: list[str] = []
+        for n in walk:
+            if n not in first:
+                first.append(n)
+            if len(first) == spread:
+                break
+        room = [n for n in first if loads[n] < caps[n]]
+        if room:
+            node = min(room, key=lambda n: (loads[n], first.index(n)))
+        else:
+            node = next(n for n in walk if loads[n] < caps[n])
+        loads[node] += 1
+        out.append(node)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(ROUTERS))
+def test_assignment_equals_the_model_of_the_bounded_walk(name: str) -> None:
+    router = ROUTERS[name]()
+    keys = [f"k{i}" for i in range(1500)]
+    for c, spread in ((1.0, 1), (1.1, 1), (1.0, 3)):
+        bl = BoundedLoad(router, c=c)
+        caps = bl.capacities(len(keys))
+        got = bl.assign_many(keys, spread=spread).tolist()
+        assert got == _model(router, keys, caps, spread), (c, spread)
+
+
+@pytest.mark.parametrize("name", sorted(ROUTERS))
+def test_bound_never_exceeded(name: str) -> None:
+    router = ROUTERS[name]()
+    m = 1_000_000 if name in ("ring", "maglev") else 200_000
+    keys = np.char.add("key-", np.arange(m).astype("U"))
+    base = router.get_indices(keys)
+    for c in (1.0, 1.25):
+        bl = BoundedLoad(router, c=c)
+        idx = bl.assign_indices(keys)
+        counts = np.bincount(idx, minlength=len(router.nodes))
+        caps = np.array([bl.capacities(m)[n] for n in router.nodes])
+        assert np.all(counts <= caps)
+        weights = getattr(router, "weights", None)
+        if weights is None or len(set(weights.values())) == 1:
+            assert caps.max() == math.ceil(c * m / len(router.nodes))
+        # only keys whose node is full move, and most keys stay
+        assert (idx == base).mean() > (0.75 if c == 1.0 else 0.9)
+    huge = BoundedLoad(router, c=1000.0).assign_indices(keys[:50_000])
+    assert np.array_equal(huge, base[:50_000])  # a loose bound changes nothing
+
+
+def test_weighted_capacities() -> None:
+    ring = HashRing({"a": 1.0, "b": 2.0, "c": 3.0, "d": 2.0})
+    caps = BoundedLoad(ring, c=1.0).capacities(8000)
+    assert caps == {"a": 1000, "b": 2000, "c": 3000, "d": 2000}
+    assert BoundedLoad(ring, c=1.5).capacities(10) == {"a": 2, "b": 4, "c": 6, "d": 4}
+    assert BoundedLoad(JumpHash(3), c=1.25).capacities(10) == {"0": 5, "1": 5, "2": 5}
+    assert BoundedLoad(JumpHash(3), c=1.0).capacities(0) == {"0": 0, "1": 0, "2": 0}
+    # c is the decimal it is written as: ceil(1.1 * 1000 / 10) is 110, not 111
+    assert BoundedLoad(JumpHash(10), c=1.1).capacities(1000)["0"] == 110
+    assert BoundedLoad(HashRing({"a": 1.0, "b": 2.0}), c=1.1).capacities(3000) == {
+        "a": 1100, "b": 2200}
+
+
+def test_hot_key_spreading() -> None:
+    ring = HashRing(NAMES)
+    hot = ["hot"] * 3000
+    first3 = ring.replicas("hot", 3)
+    spread = BoundedLoad(ring, c=1000.0).assign_many(hot, spread=3)
+    names, counts = np.unique(spread, return_counts=True)
+    assert set(names) == set(first3) and counts.min() == 1000  # least-loaded of 3: even
+    plain = BoundedLoad(ring, c=1000.0).assign_many(hot)
+    assert set(plain) == {first3[0]}
+    # bounded without spreading: the hot key overflows along its replica walk
+    tight = BoundedLoad(ring, c=1.0).assign_many(hot)
+    names, counts = np.unique(tight, return_counts=True)
+    assert counts.max() == 150 and len(names) == 20
+    r = Rendezvous(NAMES)
+    live = BoundedLoad(r, c=1000.0)
+    got = {live.acquire("hot", spread=4) for _ in range(40)}
+    assert got == set(r.replicas("hot", 4))
+    assert sorted(live.loads.values()) == [10, 10, 10, 10]
+
+
+def test_acquire_release_live_load() -> None:
+    ring = HashRing(NAMES[:5])
+    bl = BoundedLoad(ring, c=1.0)
+    for i in range(500):
+        held = sum(bl.loads.values())
+        node = bl.acquire(f"conn-{i}")
+        assert bl.loads[node] <= math.ceil((held + 1) / 5)
+    assert sum(bl.loads.values()) == 500 and max(bl.loads.values()) == 100
+    first = max(bl.loads, key=bl.loads.__getitem__)
+    for _ in range(100):
+        bl.release(first)
+    assert first not in bl.loads
+    with pytest.raises(KeyError):
+        bl.release(first)
+    with pytest.raises(KeyError):
+        bl.release("zz")
+    with pytest.raises(TypeError):
+        bl.release(3)  # type: ignore[arg-type]
+    bl.reset()
+    assert bl.loads == {}
+    # the router changes under held load: loads follow the names
+    for i in range(50):
+        bl.acquire(f"a{i}")
+    ring.add("n-new")
+    for i in range(50):
+        bl.acquire(f"b{i}")
+    assert sum(bl.loads.values()) == 100 and max(bl.loads.values()) <= math.ceil(100 / 6)
+    ring.remove("n-new")
+    bl.acquire("c")
+    assert sum(bl.loads.values()) == 101
+    bl.reset()
+    # without pressure, acquire gives the router's node
+    loose = BoundedLoad(ring, c=100.0)
+    assert [loose.acquire(f"x{i}") for i in range(50)] == [ring.get(f"x{i}") for i in range(50)]
+
+
+def test_unsatisfiable_bounds_raise_never_hang() -> None:
+    ring = HashRing(NAMES[:4])
+    fixed = BoundedLoad(ring, capacity=2)
+    assert fixed.capacities(100) == dict.fromkeys(NAMES[:4], 2)
+    assert len(fixed.assign_many([f"k{i}" for i in range(8)])) == 8
+    with pytest.raises(ValueError, match="unsatisfiable"):
+        fixed.assign_many([f"k{i}" for i in range(9)])
+    for i in range(8):
+        fixed.acquire(f"k{i}")
+    with pytest.raises(CapacityError, match="capacity"):
+        fixed.acquire("one-more")
+    fixed.release(ring.nodes[0])
+    assert fixed.acquire("one-more") == ring.nodes[0]
+    with pytest.raises(ValueError, match="c must be"):
+        BoundedLoad(ring, c=0.99)
+    with pytest.raises(ValueError, match="c must be"):
+        BoundedLoad(ring, c=float("nan"))
+    with pytest.raises(TypeError, match="c must be"):
+        BoundedLoad(ring, c="1.5")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="capacity"):
+        BoundedLoad(ring, capacity=0)
+    with pytest.raises(ValueError, match="spread"):
+        BoundedLoad(ring).assign_many(["a"], spread=0)
+    with pytest.raises(TypeError, match="router"):
+        BoundedLoad(["a", "b"])
+    with pytest.raises(EmptyRingError):
+        BoundedLoad(HashRing()).assign_many(["a"])
+    with pytest.raises(EmptyRingError):
+        BoundedLoad(Maglev()).acquire("a")
+
+
+def test_down_nodes_get_nothing() -> None:
+    ring = HashRing(NAMES)
+    ring.mark_down("n1")
+    ring.mark_down("n2")
+    bl = BoundedLoad(ring, c=1.0)
+    caps = bl.capacities(1800)
+    assert caps["n1"] == caps["n2"] == 0 and caps["n0"] == 100
+    got = bl.assign_many([f"k{i}" for i in range(1800)])
+    assert not {"n1", "n2"} & set(got)
+    assert max(np.unique(got, return_counts=True)[1]) == 100
+
+
+def test_containers() -> None:
+    pa = pytest.importorskip("pyarrow")
+    bl = BoundedLoad(Maglev(NAMES), c=1.0)
+    keys = [f"k{i}" for i in range(2000)]
+    want = bl.assign_many(keys).tolist()
+    assert bl.assign_many(np.array(keys)).tolist() == want
+    assert bl.assign_many(pa.array(keys)).tolist() == want
+    assert bl.assign_indices(tuple(keys)).dtype == np.int32
+    assert "BoundedLoad(" in repr(bl)
