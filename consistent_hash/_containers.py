@@ -166,6 +166,8 @@ def _arrow_plain(arr: Any) -> Any:
         else:
             offsets = np.frombuffer(bufs[1], dtype=np.int32)
         offsets = offsets[arr.offset : arr.offset + len(arr) + 1]
+        if not offsets.flags.aligned:  # Arrow producers may hand out unaligned buffers
+            offsets = offsets.copy()
         data = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None
                 else np.empty(0, np.uint8))
         if len(arr) == 0:

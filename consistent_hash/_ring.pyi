@@ -8,10 +8,11 @@ Checked with ``python -m mypy.stubtest consistent_hash._ring --allowlist
 tests/stubtest-allowlist.txt`` (the allowlist holds Cython's generated pickling helpers).
 Constructors are ``__new__``: the cdef classes take their arguments in ``__cinit__``.
 The second part (point builders, ``_SlotTable``, ``first_foreign``) is src/_compat.pxi, which
-_ring.pyx includes.
+_ring.pyx includes; the third part is the algorithm include files (src/_algos.pxi, _jump.pxi,
+_rendezvous.pxi, _maglev.pxi, _health.pxi, _multiprobe.pxi, _memento.pxi, _bounded.pxi).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 import numpy as np
@@ -197,3 +198,165 @@ class _SlotTable(_Router):
 def first_foreign(seq: list[Any] | tuple[object, ...], ints: bool = True) -> int:
     """Index of the first item whose type is not exactly str (or int, with ``ints``), or -1.
     ``seq`` must be a list or tuple (it is read without a type check)."""
+
+# --- src/_algos.pxi: shared machinery of the algorithm kernels ---
+
+@disjoint_base
+class _AlgoCore(_Router):
+    """Base of the algorithm snapshots: node names, hasher, the int-key rule, scalar lookups."""
+
+    @property
+    def nodes(self) -> tuple[str, ...]: ...
+    @property
+    def hasher(self) -> _Hasher: ...
+    @property
+    def raw_ints(self) -> bool:
+        """Integer keys are used as they are (two's complement 64 bits), not hashed."""
+    def hash(self, key: object) -> int:
+        """The uint64 a key is routed by."""
+    def hash_many(self, keys: object) -> npt.NDArray[np.uint64]:
+        """uint64 of each key (a container the keys stage reads directly)."""
+    def index(self, key: object) -> int: ...
+    def get(self, key: object) -> str: ...
+    def index_of_hash(self, h: int) -> int: ...
+    def check_nonempty(self) -> None: ...
+    def nodes_array(self) -> npt.NDArray[np.object_]:
+        """Node names as an object ndarray, plus a trailing None for index -1."""
+    def __len__(self) -> int: ...
+
+def route_keys_raw(
+    router: _Router,
+    hasher: _Hasher,
+    keys: object,
+    out: npt.NDArray[np.int32] | None = None,
+    nulls: bool = False,
+) -> npt.NDArray[np.int32]:
+    """route_keys with integer keys used directly as 64-bit values (JumpHash, MementoHash)."""
+
+def node_hashes(hasher: _Hasher, nodes: tuple[str, ...]) -> npt.NDArray[np.uint64]:
+    """uint64 H(utf8(name), seed) of each node name."""
+
+# --- src/_jump.pxi ---
+
+@disjoint_base
+class _Jump(_AlgoCore):
+    """n buckets, named; bucket i is nodes[i] (at most 2**31 - 1)."""
+
+    def __new__(cls, nodes: tuple[str, ...], hasher: _Hasher) -> Self: ...
+
+def jump_hash(key: int, buckets: int) -> int:
+    """Guava's Hashing.consistentHash(key, buckets) for a key in [0, 2**64); buckets >= 1."""
+
+def _jump_ref_batch(keys: npt.NDArray[np.uint64], buckets: int) -> npt.NDArray[np.int32]:
+    """Guava's formulation, one division a step (a test reference)."""
+
+def _jump_batch(keys: npt.NDArray[np.uint64], buckets: int) -> npt.NDArray[np.int32]:
+    """The batch kernel over any bucket count >= 1 (a test hook)."""
+
+def _jump_paper_batch(keys: npt.NDArray[np.uint64], buckets: int) -> npt.NDArray[np.int32]:
+    """The paper's plain C loop (a benchmark baseline; not Guava-exact)."""
+
+# --- src/_rendezvous.pxi ---
+
+class _TopR(_AlgoCore):
+    """An _AlgoCore with a best-first node order per key (replicas)."""
+
+    def replicas_of_hashes(
+        self, hashes: npt.NDArray[np.uint64], r: int
+    ) -> npt.NDArray[np.int32]:
+        """int32[m, r]: the best r nodes of each hash, best first."""
+    def replicas_of_keys(self, keys: object, r: int) -> npt.NDArray[np.int32]: ...
+
+@disjoint_base
+class _Rendezvous(_TopR):
+    def __new__(
+        cls,
+        nodes: tuple[str, ...],
+        hasher: _Hasher,
+        inv_weights: npt.ArrayLike | None = None,
+    ) -> Self: ...
+    @property
+    def node_hash(self) -> npt.NDArray[np.uint64]:
+        """Read-only uint64[n]: H(utf8(name), seed)."""
+    @property
+    def inv_weights(self) -> npt.NDArray[np.float64] | None:
+        """Read-only float64[n] of 1.0 / w, or None when all weights are equal."""
+
+def _neglog2(v: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+    """-log2(v / 2**64) in Q8.56 of each value (a test hook)."""
+
+def _neglog2_tables() -> tuple[list[int], list[int], list[int]]:
+    """The constant tables (C, T, P) of the -log2 kernel (a test hook)."""
+
+# --- src/_maglev.pxi ---
+
+@disjoint_base
+class _Maglev(_AlgoCore):
+    def __new__(
+        cls, nodes: tuple[str, ...], hasher: _Hasher, M: int, ratios: npt.ArrayLike
+    ) -> Self: ...
+    @property
+    def table(self) -> npt.NDArray[np.int32]:
+        """Read-only int32[M]: the node index of each table entry."""
+
+# --- src/_health.pxi ---
+
+@disjoint_base
+class _HealthRing(_Ring):
+    """A ring snapshot whose lookups skip down nodes (positions and owners unchanged)."""
+
+    @property
+    def down(self) -> frozenset[str]: ...
+    @property
+    def live(self) -> int:
+        """The number of nodes that are up."""
+    @property
+    def routing_owners(self) -> npt.NDArray[np.int32]:
+        """int32[V]: the node each position routes to (the first up owner clockwise)."""
+
+def health_ring(core: _Ring, down: Iterable[str]) -> _HealthRing:
+    """A snapshot of core's layout with the named nodes down (names not in core ignored)."""
+
+# --- src/_multiprobe.pxi ---
+
+@disjoint_base
+class _MultiProbe(_AlgoCore):
+    def __new__(cls, nodes: tuple[str, ...], hasher: _Hasher, probes: int) -> Self: ...
+    @property
+    def points(self) -> _Ring:
+        """One point per node: positions sorted, owners = node index."""
+    @property
+    def probes(self) -> int: ...
+
+# --- src/_memento.pxi ---
+
+@disjoint_base
+class _Memento(_AlgoCore):
+    """n slots; replacers[b] the replacer of a removed slot (-1 if working); slot_node[b]
+    the index in nodes of a working slot's name."""
+
+    def __new__(
+        cls,
+        nodes: tuple[str, ...],
+        hasher: _Hasher,
+        n: int,
+        replacers: npt.ArrayLike,
+        slot_node: npt.ArrayLike,
+    ) -> Self: ...
+    @property
+    def replacers(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def slot_node(self) -> npt.NDArray[np.int32]: ...
+
+# --- src/_bounded.pxi ---
+
+def bounded_assign(
+    core: _Router,
+    hashes: npt.NDArray[np.uint64],
+    caps: npt.NDArray[np.int64],
+    loads: npt.NDArray[np.int64],
+    spread: int,
+    out: npt.NDArray[np.int32],
+) -> npt.NDArray[np.int32]:
+    """Assign each hash in turn to a node below capacity; ``loads`` is updated in place.
+    ``core`` must be a _Ring, _TopR or _AlgoCore (TypeError otherwise)."""

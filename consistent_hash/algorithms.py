@@ -137,7 +137,7 @@ def _pack_str(s: str) -> bytes:
 def _read_str(r: _format.Reader) -> str:
     (n,) = r.unpack("I")
     try:
-        return r.take(int(n)).decode("utf-8")  # type: ignore[call-overload]
+        return r.take(int(n)).decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError("data is damaged (a name is not UTF-8)") from None
 
@@ -294,11 +294,11 @@ class _Algorithm:
     def _read_hash(cls, r: _format.Reader) -> tuple[str, int]:
         (nlen,) = r.unpack("B")
         try:
-            name = r.take(int(nlen)).decode("ascii")  # type: ignore[call-overload]
+            name = r.take(int(nlen)).decode("ascii")
         except UnicodeDecodeError:
             raise ValueError("data is damaged (hash name)") from None
         (seed,) = r.unpack("Q")
-        return name, int(seed)  # type: ignore[call-overload]
+        return name, int(seed)
 
     def fingerprint(self) -> str:
         """A sha256 hex digest of the defining data: equal objects, equal fingerprints."""
@@ -433,9 +433,9 @@ class JumpHash(_Algorithm):
         r = _format.Reader(_format.unpack(data, KIND_JUMP))
         hash_name, seed = cls._read_hash(r)
         (count,) = r.unpack("I")
-        if int(count) * 4 > r.remaining():  # type: ignore[call-overload]
+        if int(count) * 4 > r.remaining():
             raise ValueError("data is damaged (node count exceeds the data)")
-        names = [_read_str(r) for _ in range(int(count))]  # type: ignore[call-overload]
+        names = [_read_str(r) for _ in range(int(count))]
         r.done()
         return _check_from_bytes(lambda: cls(names, hash=hash_name, seed=seed))
 
@@ -559,13 +559,13 @@ class _WeightedSet(_Algorithm):
     @classmethod
     def _read_weights(cls, r: _format.Reader) -> dict[str, float]:
         (count,) = r.unpack("I")
-        if int(count) * 12 > r.remaining():  # type: ignore[call-overload]
+        if int(count) * 12 > r.remaining():
             raise ValueError("data is damaged (node count exceeds the data)")
         weights: dict[str, float] = {}
-        for _ in range(int(count)):  # type: ignore[call-overload]
+        for _ in range(int(count)):
             name = _read_str(r)
             (w,) = r.unpack("d")
-            weights[name] = float(w)  # type: ignore[arg-type]
+            weights[name] = float(w)
         if len(weights) != count:
             raise ValueError("data is damaged (duplicate node names)")
         return weights
@@ -808,7 +808,7 @@ class Maglev(_WeightedSet):
         (m,) = r.unpack("I")
         weights = cls._read_weights(r)
         r.done()
-        return _check_from_bytes(lambda: cls(weights, table_size=int(m),  # type: ignore[call-overload]
+        return _check_from_bytes(lambda: cls(weights, table_size=int(m),
                                              hash=hash_name, seed=seed))
 
 
@@ -891,11 +891,11 @@ class MultiProbe(_WeightedSet):
         r = _format.Reader(_format.unpack(data, KIND_MULTIPROBE))
         hash_name, seed = cls._read_hash(r)
         probes, count = r.unpack("II")
-        if int(count) * 4 > r.remaining():  # type: ignore[call-overload]
+        if int(count) * 4 > r.remaining():
             raise ValueError("data is damaged (node count exceeds the data)")
-        names = [_read_str(r) for _ in range(int(count))]  # type: ignore[call-overload]
+        names = [_read_str(r) for _ in range(int(count))]
         r.done()
-        return _check_from_bytes(lambda: cls(names, probes=int(probes),  # type: ignore[call-overload]
+        return _check_from_bytes(lambda: cls(names, probes=int(probes),
                                              hash=hash_name, seed=seed))
 
 
@@ -1046,7 +1046,7 @@ class MementoHash(_Algorithm):
         """Rebuild from ``to_bytes`` output; damaged or foreign data raises ValueError."""
         r = _format.Reader(_format.unpack(data, KIND_MEMENTO))
         hash_name, seed = cls._read_hash(r)
-        n, k = (int(v) for v in r.unpack("II"))  # type: ignore[call-overload]
+        n, k = (int(v) for v in r.unpack("II"))
         if n * 4 + k * 4 > r.remaining() or k > n:
             raise ValueError("data is damaged (slot count exceeds the data)")
         slots: list[str | None] = []
@@ -1056,10 +1056,10 @@ class MementoHash(_Algorithm):
                 slots.append(None)
             else:
                 try:
-                    slots.append(r.take(int(length)).decode("utf-8"))  # type: ignore[call-overload]
+                    slots.append(r.take(int(length)).decode("utf-8"))
                 except UnicodeDecodeError:
                     raise ValueError("data is damaged (a name is not UTF-8)") from None
-        removed = [int(b) for b in r.unpack(f"{k}I")]  # type: ignore[call-overload]
+        removed = [int(b) for b in r.unpack(f"{k}I")]
         r.done()
         return _check_from_bytes(lambda: cls.from_state(slots, removed, hash=hash_name,
                                                         seed=seed))

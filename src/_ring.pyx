@@ -250,7 +250,7 @@ cdef class _KeySource:
         return PySequence_Fast_ITEMS(self.keep)
 
     cdef int fill_converted(self, _Hasher h, Py_ssize_t s, Py_ssize_t e, uint64_t *out) except -1:
-        cdef const int64_t[::1] v = np.ascontiguousarray(self.arr[s:e], dtype=np.int64)
+        cdef const int64_t[::1] v = np.require(self.arr[s:e], np.int64, ["C", "A"])
         if e > s:
             with nogil:
                 ch_hash_i64(&v[0], e - s, h.hid, h.seed, out)
@@ -313,7 +313,8 @@ cdef _KeySource _source_from_array(object a):
         src.data = <const uint8_t *><uintptr_t>a.__array_interface__["data"][0]
         return src
     if kind == b'U':
-        a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
+        # Native order, C order and aligned: the kernel reads uint32 code points.
+        a = np.require(a, a.dtype.newbyteorder("="), ["C", "A"])
         src.kind = K_UCS4
         src.width = a.dtype.itemsize // 4
     elif kind == b'S':
@@ -321,10 +322,10 @@ cdef _KeySource _source_from_array(object a):
         src.kind = K_FIXED_BYTES
         src.width = a.dtype.itemsize
     elif kind == b'i' and a.dtype.itemsize == 8:
-        a = np.ascontiguousarray(a, dtype=np.int64)
+        a = np.require(a, np.int64, ["C", "A"])
         src.kind = K_INT64
     elif kind == b'u' and a.dtype.itemsize == 8:
-        a = np.ascontiguousarray(a, dtype=np.uint64)
+        a = np.require(a, np.uint64, ["C", "A"])
         src.kind = K_UINT64
     elif kind in (b'i', b'u'):
         src.kind = K_INT_CONVERT
