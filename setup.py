@@ -18,7 +18,8 @@ directives = {
 }
 extra = ["-O0", "-g"] if DEBUG else (["/O2"] if os.name == "nt" else ["-O3"])
 if os.environ.get("CONSISTENT_HASH_SANITIZE"):
-    extra += ["-fsanitize=" + os.environ["CONSISTENT_HASH_SANITIZE"], "-fno-omit-frame-pointer"]
+    extra += ["-fsanitize=" + os.environ["CONSISTENT_HASH_SANITIZE"], "-fno-omit-frame-pointer",
+              "-fno-sanitize-recover=all"]  # any report aborts the run
 
 setup(
     ext_modules=cythonize(
