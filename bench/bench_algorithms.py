@@ -27,8 +27,6 @@ import numpy as np
 # Benchmark the checkout this file sits in (built in place), not some installed copy.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from consistent_hash._ring import _jump_batch, _jump_paper_batch, _jump_ref_batch  # noqa: E402
-
 import consistent_hash  # noqa: E402
 from consistent_hash import (  # noqa: E402
     BoundedLoad,
@@ -39,6 +37,7 @@ from consistent_hash import (  # noqa: E402
     MultiProbe,
     Rendezvous,
 )
+from consistent_hash._ring import _jump_batch, _jump_paper_batch, _jump_ref_batch  # noqa: E402
 
 
 def _median_ns(fn: Callable[[], Any], count: int, repeat: int) -> float:

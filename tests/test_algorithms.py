@@ -16,13 +16,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from consistent_hash._ring import (
-    _jump_batch,
-    _jump_paper_batch,
-    _jump_ref_batch,
-    _neglog2,
-    _neglog2_tables,
-)
 
 from consistent_hash import (
     EmptyRingError,
@@ -31,6 +24,13 @@ from consistent_hash import (
     MementoHash,
     MultiProbe,
     Rendezvous,
+)
+from consistent_hash._ring import (
+    _jump_batch,
+    _jump_paper_batch,
+    _jump_ref_batch,
+    _neglog2,
+    _neglog2_tables,
 )
 from consistent_hash.algorithms import jump_hash
 

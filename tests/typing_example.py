@@ -13,7 +13,17 @@ import sys
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash import EmptyRingError, HashRing
+from consistent_hash import (
+    BoundedLoad,
+    EmptyRingError,
+    HashRing,
+    JumpHash,
+    Maglev,
+    MementoHash,
+    MultiProbe,
+    Rendezvous,
+)
+from consistent_hash.algorithms import jump_hash
 
 if sys.version_info >= (3, 11):
     from typing import assert_type
@@ -106,6 +116,95 @@ def empty_ring() -> None:
         raise AssertionError("an empty ring must raise EmptyRingError")
 
 
+def health(ring: HashRing) -> None:
+    """mark_down / mark_up / down: a down node's keys go elsewhere, and come back."""
+    keys = [f"user:{i}" for i in range(200)]
+    before = ring.get_many(keys)
+    node = ring.nodes[0]
+    ring.mark_down(node)
+    assert_type(ring.down, frozenset[str])
+    assert ring.down == frozenset({node})
+    assert node not in ring.get_many(keys).tolist()
+    assert ring.replicas("user:1", 2)[0] != node
+    ring.mark_up(node)
+    assert not ring.down
+    assert (ring.get_many(keys) == before).all()
+
+
+def algorithms() -> None:
+    """JumpHash, Rendezvous, Maglev, MultiProbe and MementoHash share HashRing's surface."""
+    keys = [f"user:{i}" for i in range(100)]
+    jh = JumpHash(["a", "b", "c"])
+    assert_type(jh, JumpHash)
+    assert_type(jh.get(42), str)
+    assert_type(jh.get_indices([0, 1, 2, 3]), npt.NDArray[np.int32])
+    assert_type(jh.nodes, tuple[str, ...])
+    assert jh.get_indices([0, 1, 2, 3, 4]).tolist() == JumpHash(3).get_indices(
+        [0, 1, 2, 3, 4]).tolist()
+    jh.add("d")
+    jh.remove("d")
+    assert_type(JumpHash.from_bytes(jh.to_bytes()), JumpHash)
+    assert jump_hash(10863919174838991, 11) == 6
+
+    rdv = Rendezvous({"a": 1.0, "b": 2.0, "c": 1.0}, seed=3)
+    assert_type(rdv, Rendezvous)
+    assert_type(rdv.weights, dict[str, float])
+    assert_type(rdv.replicas("user:42", 2), list[str])
+    assert_type(rdv.replicas_many(keys, 2), npt.NDArray[np.object_])
+    assert_type(rdv.replica_indices(keys, 2), npt.NDArray[np.int32])
+    rdv.set_weight("c", 0.5)
+    assert rdv.replicas("user:42", 3)[0] == rdv.get("user:42")
+
+    mg = Maglev(["a", "b", "c"], table_size=1021)
+    assert_type(mg.table, npt.NDArray[np.int32])
+    assert_type(mg.table_size, int)
+    assert len(mg.table) == mg.table_size == 1021
+    assert_type(mg.get_many(keys), npt.NDArray[np.object_])
+
+    mp = MultiProbe(["a", "b", "c"], probes=11)
+    assert_type(mp.probes, int)
+    assert_type(mp.points, npt.NDArray[np.uint64])
+    assert_type(mp.owners, npt.NDArray[np.int32])
+    hashes = mp.hash_many(keys)
+    assert_type(hashes, npt.NDArray[np.uint64])
+    assert (mp.lookup(hashes) == mp.get_indices(keys)).all()
+
+    mh = MementoHash(["a", "b", "c", "d"])
+    mh.remove("b")
+    assert_type(mh.slots, tuple[str | None, ...])
+    assert_type(mh.state, tuple[tuple[str | None, ...], tuple[int, ...]])
+    assert mh.slots == ("a", None, "c", "d")
+    back = MementoHash.from_state(*mh.state)
+    assert_type(back, MementoHash)
+    assert back == mh
+    mh.add("b")
+    assert mh == MementoHash(["a", "b", "c", "d"])
+    assert_type(mh.fingerprint(), str)
+
+
+def bounded() -> None:
+    """BoundedLoad over any router: batch assignment and live load."""
+    bl = BoundedLoad(HashRing(["a", "b", "c"]), c=1.0)
+    assert_type(bl, BoundedLoad)
+    keys = [f"k{i}" for i in range(9)]
+    names = bl.assign_many(keys)
+    assert_type(names, npt.NDArray[np.object_])
+    assert sorted(np.unique(names, return_counts=True)[1].tolist()) == [3, 3, 3]
+    assert_type(bl.assign_indices(keys, spread=2), npt.NDArray[np.int32])
+    assert_type(bl.capacities(9), dict[str, int])
+    node = bl.acquire("session-1")
+    assert_type(node, str)
+    assert_type(bl.loads, dict[str, int])
+    assert bl.loads == {node: 1}
+    bl.release(node)
+    assert bl.loads == {}
+    assert_type(bl.c, float)
+    assert_type(bl.capacity, int | None)
+    fixed = BoundedLoad(Rendezvous(["x", "y"]), capacity=2)
+    assert_type(fixed.capacity, int | None)
+    assert fixed.assign_many(["k1", "k2", "k3", "k4"]).tolist().count("x") == 2
+
+
 def main() -> None:
     plain, weighted = build_rings()
     mutate(plain)
@@ -113,7 +212,10 @@ def main() -> None:
         single_lookups(ring)
         batch_lookups(ring)
         analytics_and_serialization(ring)
+    health(plain)
     empty_ring()
+    algorithms()
+    bounded()
 
 
 if __name__ == "__main__":
