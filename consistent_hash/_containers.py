@@ -180,21 +180,23 @@ def _arrow_plain(arr: Any) -> Any:
 
 
 def route(router: _Router, hasher: _Hasher, keys: Any,
-          out: npt.NDArray[np.int32] | None = None, nulls: bool = False
-          ) -> npt.NDArray[np.int32]:
-    """Node indices of keys in any supported container (-1 for a missing key with nulls)."""
+          out: npt.NDArray[np.int32] | None = None, nulls: bool = False,
+          raw_ints: bool = False) -> npt.NDArray[np.int32]:
+    """Node indices of keys in any supported container (-1 for a missing key with nulls);
+    raw_ints routes integer keys as they are, unhashed (JumpHash, MementoHash)."""
     kind, value = _split(keys, nulls)
     if kind == "plain":
-        result: npt.NDArray[np.int32] = route_keys(router, hasher, value, out, nulls)
+        result: npt.NDArray[np.int32] = route_keys(router, hasher, value, out, nulls, raw_ints)
         return result
     if kind == "masked":
         arr, mask = value
-        result = route_keys(router, hasher, arr, out)
+        result = route_keys(router, hasher, arr, out, False, raw_ints)
         result[mask] = -1
         return result
     if kind == "codes":
         cats, codes = value
-        per_cat = np.append(route_keys(router, hasher, cats), np.int32(-1))
+        per_cat = np.append(route_keys(router, hasher, cats, None, False, raw_ints),
+                            np.int32(-1))
         return _take(per_cat, codes, out)  # code -1 (missing) takes the appended -1
     parts = value
     n = sum(len(p) for p in parts)
@@ -204,7 +206,7 @@ def route(router: _Router, hasher: _Hasher, keys: Any,
         raise ValueError(f"out has length {len(out)}, expected {n}")
     s = 0
     for p in parts:
-        route(router, hasher, p, out[s : s + len(p)], nulls)
+        route(router, hasher, p, out[s : s + len(p)], nulls, raw_ints)
         s += len(p)
     if n == 0:
         route_keys(router, hasher, [], out)  # still raises on an empty router

@@ -70,9 +70,11 @@ def route_keys(
     keys: object,
     out: npt.NDArray[np.int32] | None = None,
     nulls: bool = False,
+    raw_ints: bool = False,
 ) -> npt.NDArray[np.int32]:
     """Hash ``keys`` (list, tuple, ndarray, pyarrow, pandas, ...) in chunks and route them;
-    with ``nulls`` a missing key gets index -1 instead of raising."""
+    with ``nulls`` a missing key gets index -1 instead of raising; with ``raw_ints`` integer
+    keys are used as they are (JumpHash, MementoHash)."""
 
 def hash_keys(
     hasher: _Hasher, keys: object, out: npt.NDArray[np.uint64] | None = None
@@ -223,15 +225,6 @@ class _AlgoCore(_Router):
     def nodes_array(self) -> npt.NDArray[np.object_]:
         """Node names as an object ndarray, plus a trailing None for index -1."""
     def __len__(self) -> int: ...
-
-def route_keys_raw(
-    router: _Router,
-    hasher: _Hasher,
-    keys: object,
-    out: npt.NDArray[np.int32] | None = None,
-    nulls: bool = False,
-) -> npt.NDArray[np.int32]:
-    """route_keys with integer keys used directly as 64-bit values (JumpHash, MementoHash)."""
 
 def node_hashes(hasher: _Hasher, nodes: tuple[str, ...]) -> npt.NDArray[np.uint64]:
     """uint64 H(utf8(name), seed) of each node name."""

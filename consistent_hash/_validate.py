@@ -83,3 +83,12 @@ def node_weights(nodes: Iterable[str] | Mapping[str, float]) -> dict[str, float]
 
 def check_n(n: Any) -> int:
     return check_int(n, "n", 1)
+
+
+def check_nulls(policy: str) -> bool:
+    """The nulls= policy of the batch calls: "raise" (False) or "none" (True)."""
+    if policy == "raise":
+        return False
+    if policy == "none":
+        return True
+    raise ValueError(f'nulls must be "raise" or "none", got {policy!r}')

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
-from consistent_hash._containers import _split, _take
+from consistent_hash._containers import _split
 from consistent_hash._containers import route as _route
 from consistent_hash._containers import route_replicas as _route_replicas
 from consistent_hash._ring import (
@@ -38,13 +38,13 @@ from consistent_hash._ring import (
     _MultiProbe,
     _Rendezvous,
     route_hashes,
-    route_keys_raw,
 )
 from consistent_hash._ring import jump_hash as _jump_scalar
 from consistent_hash._validate import (
     check_int,
     check_n,
     check_node,
+    check_nulls,
     check_weight,
     make_hasher,
     node_weights,
@@ -67,43 +67,10 @@ KIND_MEMENTO = 20
 MAX_NUMBERED_BUCKETS = 1 << 24
 
 
-def _nulls(policy: str) -> bool:
-    if policy == "raise":
-        return False
-    if policy == "none":
-        return True
-    raise ValueError(f'nulls must be "raise" or "none", got {policy!r}')
-
-
 def _route_raw(core: Any, keys: Any, out: npt.NDArray[np.int32] | None, nulls: bool
                ) -> npt.NDArray[np.int32]:
     """consistent_hash._containers.route for routers that take integer keys as they are."""
-    kind, value = _split(keys, nulls)
-    if kind == "plain":
-        result: npt.NDArray[np.int32] = route_keys_raw(core, core.hasher, value, out, nulls)
-        return result
-    if kind == "masked":
-        arr, mask = value
-        result = route_keys_raw(core, core.hasher, arr, out)
-        result[mask] = -1
-        return result
-    if kind == "codes":
-        cats, codes = value
-        per_cat = np.append(route_keys_raw(core, core.hasher, cats), np.int32(-1))
-        return _take(per_cat, codes, out)
-    parts = value
-    n = sum(len(p) for p in parts)
-    if out is None:
-        out = np.empty(n, dtype=np.int32)
-    elif out.shape != (n,):
-        raise ValueError(f"out has length {len(out)}, expected {n}")
-    s = 0
-    for p in parts:
-        _route_raw(core, p, out[s : s + len(p)], nulls)
-        s += len(p)
-    if n == 0:
-        route_keys_raw(core, core.hasher, [], out)  # still raises on an empty router
-    return out
+    return _route(core, core.hasher, keys, out, nulls, raw_ints=True)
 
 
 def _node_list(nodes: Any, algo: str) -> tuple[str, ...]:
@@ -183,7 +150,7 @@ class _Algorithm:
         missing key to None instead of raising.
         """
         core = self._core
-        idx = self._route(core, keys, None, _nulls(nulls))
+        idx = self._route(core, keys, None, check_nulls(nulls))
         result: npt.NDArray[np.object_] = core.nodes_array()[idx]
         return result
 
@@ -192,7 +159,7 @@ class _Algorithm:
         """The node of each key as an int32 index into ``nodes`` (-1 for a missing key with
         ``nulls="none"``)."""
         core = self._core
-        return self._route(core, keys, out, _nulls(nulls))
+        return self._route(core, keys, out, check_nulls(nulls))
 
     def lookup(self, hashes: Any, out: npt.NDArray[np.int32] | None = None
                ) -> npt.NDArray[np.int32]:
@@ -498,6 +465,22 @@ class _WeightedSet(_Algorithm):
         core = self._make_core(names, ordered, hasher)
         self._core, self._weights = core, ordered
 
+    def set_weight(self, node: str, weight: float) -> None:
+        """Change a node's weight (Maglev rebuilds its table); only that node's share changes
+        hands for Rendezvous, and Maglev moves about its table's extra movement besides."""
+        if not self._weighted:
+            raise TypeError(f"{type(self).__name__} has no weights (use Rendezvous, Maglev or "
+                            "HashRing for weighted nodes)")
+        if not isinstance(node, str):
+            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+        w = check_weight(weight)
+        with self._lock:
+            if node not in self._weights:
+                raise KeyError(node)
+            weights = dict(self._weights)
+            weights[node] = w
+            self._install(weights, self._core.hasher)
+
     def _init_nodes(self, nodes: Any, hasher: _Hasher) -> None:
         if not self._weighted and isinstance(nodes, Mapping):
             raise TypeError(f"{type(self).__name__} has no weights: pass an iterable of node "
@@ -643,18 +626,6 @@ class Rendezvous(_Replicas, _WeightedSet):
         inv = None if len(set(ws)) <= 1 else [1.0 / w for w in ws]
         return _Rendezvous(names, hasher, inv)
 
-    def set_weight(self, node: str, weight: float) -> None:
-        """Change a node's weight; keys move only to or from that node."""
-        if not isinstance(node, str):
-            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
-        w = check_weight(weight)
-        with self._lock:
-            if node not in self._weights:
-                raise KeyError(node)
-            weights = dict(self._weights)
-            weights[node] = w
-            self._install(weights, self._core.hasher)
-
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_rendezvous, (dict(self._weights), self._hash_param(), self.seed))
 
@@ -764,18 +735,6 @@ class Maglev(_WeightedSet):
         ws = list(weights.values())
         top = max(ws) if ws else 1.0
         return _Maglev(names, hasher, m, [w / top for w in ws])
-
-    def set_weight(self, node: str, weight: float) -> None:
-        """Change a node's weight (rebuilds the table)."""
-        if not isinstance(node, str):
-            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
-        w = check_weight(weight)
-        with self._lock:
-            if node not in self._weights:
-                raise KeyError(node)
-            weights = dict(self._weights)
-            weights[node] = w
-            self._install(weights, self._core.hasher)
 
     @property
     def table_size(self) -> int:

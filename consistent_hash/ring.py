@@ -31,6 +31,7 @@ from consistent_hash._validate import (
     check_int,
     check_n,
     check_node,
+    check_nulls,
     check_weight,
     make_hasher,
     node_weights,
@@ -254,7 +255,7 @@ class HashRing:
         the node names, missing keys as NaN): 4 bytes a key rather than a pointer.
         """
         core = self._core
-        idx = _route(core, core.hasher, keys, None, _nulls(nulls))
+        idx = _route(core, core.hasher, keys, None, check_nulls(nulls))
         if categorical:
             return as_categorical(idx, core.nodes)
         result: npt.NDArray[np.object_] = take_names(core.nodes, idx)
@@ -267,7 +268,7 @@ class HashRing:
         ``nulls="none"`` gives -1 for a missing key instead of raising.
         """
         core = self._core
-        return _route(core, core.hasher, keys, out, _nulls(nulls))
+        return _route(core, core.hasher, keys, out, check_nulls(nulls))
 
     def lookup(self, hashes: Any, out: npt.NDArray[np.int32] | None = None
                ) -> npt.NDArray[np.int32]:
@@ -528,14 +529,6 @@ def as_categorical(indices: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> An
         raise ImportError("categorical=True needs pandas: pip install pandas") from None
     return pd.Categorical.from_codes(indices, categories=pd.Index(nodes, dtype=object),
                                      validate=False)
-
-
-def _nulls(policy: str) -> bool:
-    if policy == "raise":
-        return False
-    if policy == "none":
-        return True
-    raise ValueError(f'nulls must be "raise" or "none", got {policy!r}')
 
 
 def _rebuild(weights: dict[str, float], vnodes: int, hash: Any, seed: int,

@@ -144,30 +144,6 @@ cdef int _fill_raw(_KeySource src, _Hasher h, Py_ssize_t s, Py_ssize_t e,
     return 0
 
 
-def route_keys_raw(_Router router, _Hasher hasher, keys, int32_t[::1] out=None,
-                   bint nulls=False):
-    """route_keys with integer keys used directly (JumpHash, MementoHash)."""
-    router.check()
-    cdef _KeySource src = make_source(keys)
-    if nulls:
-        src.nulls = []
-    if out is None:
-        out = np.empty(src.n, dtype=np.int32)
-    elif out.shape[0] != src.n:
-        raise ValueError(f"out has length {out.shape[0]}, expected {src.n}")
-    cdef uint64_t buf[CHUNK]
-    cdef Py_ssize_t s, e
-    for s in range(0, src.n, CHUNK):
-        e = min(src.n, s + CHUNK)
-        _fill_raw(src, hasher, s, e, buf)
-        with nogil:
-            router.route(buf, e - s, &out[s])
-    if src.nulls:
-        for s in src.nulls:
-            out[s] = -1
-    return out.base if out.base is not None else np.asarray(out)
-
-
 def node_hashes(_Hasher hasher, tuple nodes):
     """uint64 H(utf8(name), seed) of each node name."""
     out = np.empty(len(nodes), dtype=np.uint64)

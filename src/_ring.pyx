@@ -406,10 +406,12 @@ cdef class _Router:
         return 0
 
 
-def route_keys(_Router router, _Hasher hasher, keys, int32_t[::1] out=None, bint nulls=False):
+def route_keys(_Router router, _Hasher hasher, keys, int32_t[::1] out=None, bint nulls=False,
+               bint raw_ints=False):
     """Hash keys in chunks and route them; returns the int32 node indices.
 
-    With nulls=True a missing key (None, NaN, pandas.NA) gets index -1 instead of raising."""
+    With nulls=True a missing key (None, NaN, pandas.NA) gets index -1 instead of raising.
+    With raw_ints=True integer keys are used as they are, not hashed (JumpHash, MementoHash)."""
     router.check()
     cdef _KeySource src = make_source(keys)
     if nulls:
@@ -422,7 +424,10 @@ def route_keys(_Router router, _Hasher hasher, keys, int32_t[::1] out=None, bint
     cdef Py_ssize_t s, e
     for s in range(0, src.n, CHUNK):
         e = min(src.n, s + CHUNK)
-        src.fill(hasher, s, e, buf)
+        if raw_ints:
+            _fill_raw(src, hasher, s, e, buf)
+        else:
+            src.fill(hasher, s, e, buf)
         with nogil:
             router.route(buf, e - s, &out[s])
     if src.nulls:
