@@ -21,33 +21,11 @@ import struct
 from decimal import Decimal, getcontext
 from pathlib import Path
 
-import mmh3
-import xxhash
+from reference_hashes import H, key_bytes  # beside this script
 
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
 DIGEST_KEYS = [f"key-{i}" for i in range(100_000)]
-
-
-def H(name: str, data: bytes, seed: int) -> int:
-    if name == "xxh3":
-        return xxhash.xxh3_64_intdigest(data, seed)
-    if name == "xxh64":
-        return xxhash.xxh64_intdigest(data, seed)
-    if name == "murmur3":
-        return mmh3.hash64(data, seed, signed=False)[0]
-    if name == "md5":
-        assert seed == 0
-        return int.from_bytes(hashlib.md5(data).digest()[:8], "big")
-    raise ValueError(name)
-
-
-def key_bytes(key: str | bytes | int) -> bytes:
-    if isinstance(key, str):
-        return key.encode("utf-8")
-    if isinstance(key, bytes):
-        return key
-    return str(key).encode("ascii")
 
 
 def digest(names: list[str]) -> str:
