@@ -14,6 +14,15 @@ HashClient names each server ``"host:port"`` and calls ``hasher()`` with no argu
 the ring's parameters pass ``functools.partial(RingHasher, vnodes=100)``. Every client that
 uses the same parameters and server list routes every key to the same server.
 
+:class:`KetamaHasher` is backed by :class:`~consistent_hash.KetamaRing` instead, so a
+pymemcache client places keys exactly where a libmemcached (pylibmc) client in the given mode
+does: the two can share a pool while an application moves from one client to the other::
+
+    client = HashClient(servers, hasher=functools.partial(KetamaHasher, mode="ketama_weighted"))
+
+Servers are added in HashClient's order, which is the order of its server list; a ketama
+layout depends on that order only for point ties, as libmemcached's does.
+
 :class:`ModuloHasher` routes by ``hash(key) % N``: it is here as the baseline that shows what
 consistent hashing avoids (``python -m consistent_hash demo memcached``), not for use.
 """
@@ -23,9 +32,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from consistent_hash.ketama import KetamaRing
 from consistent_hash.ring import HashRing
 
-__all__ = ["ModuloHasher", "RingHasher"]
+__all__ = ["KetamaHasher", "ModuloHasher", "RingHasher"]
 
 
 class RingHasher:
@@ -37,6 +47,33 @@ class RingHasher:
 
     def __init__(self, *, vnodes: int = 160, hash: str = "xxh3", seed: int = 0) -> None:
         self.ring = HashRing(vnodes=vnodes, hash=hash, seed=seed)
+
+    def add_node(self, node: str) -> None:
+        if node not in self.ring:
+            self.ring.add(node)
+
+    def remove_node(self, node: str) -> None:
+        if node in self.ring:
+            self.ring.remove(node)
+
+    def get_node(self, key: str | bytes) -> str | None:
+        ring = self.ring
+        if len(ring) == 0:
+            return None
+        return ring.get(key)
+
+    def get_nodes(self, keys: Any) -> Any:
+        """Batch form: the node of each key (an object array)."""
+        return self.ring.get_many(keys)
+
+
+class KetamaHasher:
+    """A pymemcache ``HashClient`` hasher backed by a :class:`KetamaRing` in a libmemcached
+    mode (``mode`` is required, as for KetamaRing: ``"ketama_weighted"`` for pylibmc's
+    ``{"ketama_weighted": True}``, ``"ketama"`` for ``{"ketama": True}``, ...)."""
+
+    def __init__(self, *, mode: str, hash: str | None = None) -> None:
+        self.ring = KetamaRing(mode=mode, hash=hash)
 
     def add_node(self, node: str) -> None:
         if node not in self.ring:

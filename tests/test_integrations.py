@@ -94,3 +94,37 @@ def test_modulo_hasher_is_the_baseline() -> None:
     after = [h.get_node(k) for k in keys]
     moved = np.mean([a != b for a, b in zip(before, after, strict=True)])
     assert 0.86 < moved < 0.92  # 8/9 of keys move with modulo
+
+
+@pytest.mark.parametrize("mode,behaviors", [
+    ("ketama_weighted", {"ketama_weighted": True}),
+    ("ketama", {"ketama": True}),
+])
+def test_ketama_hasher_shares_a_pool_with_pylibmc(mode: str, behaviors: dict[str, bool]) -> None:
+    """A pymemcache client with KetamaHasher and a pylibmc (libmemcached) client in the same
+    mode agree on every key: what one writes, the other finds, on 5 real servers."""
+    _need_memcached()
+    pylibmc = pytest.importorskip("pylibmc", reason="pylibmc wheels exist for Linux, CPython "
+                                  "<= 3.11")
+    from consistent_hash.integrations import KetamaHasher
+
+    keys = [f"user:{i}" for i in range(3000)]
+    with memcached_servers(5) as ports:
+        addrs = [("127.0.0.1", p) for p in ports]
+        libmc = pylibmc.Client([f"127.0.0.1:{p}" for p in ports], binary=False,
+                               behaviors=behaviors)
+        ours = HashClient(addrs, hasher=functools.partial(KetamaHasher, mode=mode))
+        half = len(keys) // 2
+        for k in keys[:half]:
+            libmc.set(k, b"1")
+        ours.set_many({k: b"1" for k in keys[half:]}, noreply=False)
+        assert len(ours.get_many(keys)) == len(keys)
+        assert len(libmc.get_multi(keys)) == len(keys)
+        # And each key sits on exactly the server KetamaRing names.
+        for host, port in addrs:
+            direct = Client((host, port))
+            here = set(direct.get_many(keys))
+            direct.close()
+            assert here == {k for k in keys if ours.hasher.get_node(k) == f"{host}:{port}"}
+        ours.close()
+        libmc.disconnect_all()
