@@ -18,10 +18,12 @@ import hashlib
 import json
 import random
 import struct
+import sys
 from decimal import Decimal, getcontext
 from pathlib import Path
 
-from reference_hashes import H, key_bytes  # beside this script
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # reference_hashes.py is beside us
+from reference_hashes import H, key_bytes  # noqa: E402
 
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15

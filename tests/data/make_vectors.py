@@ -17,9 +17,11 @@ import hashlib
 import json
 import math
 import random
+import sys
 from pathlib import Path
 
-from reference_hashes import H, key_bytes  # beside this script
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # reference_hashes.py is beside us
+from reference_hashes import H, key_bytes  # noqa: E402
 
 
 class RecipeRing:
