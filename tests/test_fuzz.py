@@ -181,3 +181,19 @@ def test_from_bytes_long_budget(data: bytes) -> None:
 def test_mixed_lists_long_budget(keys: list[object]) -> None:
     ring = RINGS["xxh3"]
     assert ring.get_indices(keys).tolist() == key_ref(ring, keys)
+
+
+def test_unaligned_arrays() -> None:
+    """Arrays whose data start at an odd address (views into a byte buffer) are read right
+    (the kernels load int64 / uint32 words: such input is realigned first)."""
+    ring = RINGS["xxh3"]
+    raw = np.zeros(8 * 64 + 1, dtype=np.uint8)
+    ints = raw[1:].view(np.int64)
+    ints[:] = np.arange(-30, 34)
+    assert not ints.flags.aligned
+    assert ring.get_indices(ints).tolist() == key_ref(ring, [int(v) for v in ints])
+    ubuf = np.zeros(4 * 6 * 20 + 1, dtype=np.uint8)
+    u = ubuf[1:].view("U6")
+    u[:] = [f"k{i}é" for i in range(20)]
+    assert not u.flags.aligned
+    assert ring.get_indices(u).tolist() == key_ref(ring, [str(v) for v in u])
