@@ -176,6 +176,37 @@ cdef class _KeySource:
     cdef const uint8_t *data3
     cdef list nulls             # positions of missing values, when the caller allows them
 
+    cdef bint buffer_backed(self, _Hasher h):
+        """Keys read from buffers alone, so a whole batch can run without the GIL."""
+        return h.func is None and self.kind in (K_UCS4, K_FIXED_BYTES, K_INT64, K_UINT64,
+                                                K_OFFSETS32, K_OFFSETS64, K_VIEWS)
+
+    cdef Py_ssize_t fill_nogil(self, int hid, uint64_t seed, Py_ssize_t s, Py_ssize_t e,
+                               uint64_t *out, uint8_t *scratch) noexcept nogil:
+        """fill() for buffer-backed layouts without the GIL; returns -1 when done, or the
+        position of a key that needs Python (fill() then handles the chunk)."""
+        cdef Py_ssize_t j
+        if self.kind == K_UCS4:
+            j = ch_hash_ucs4(<const uint32_t *>self.data, self.width, s, e, hid, seed, out,
+                             scratch, CH_SCRATCH)
+            return -1 if j == e else j
+        if self.kind == K_FIXED_BYTES:
+            ch_hash_fixed_bytes(self.data, self.width, s, e, hid, seed, out)
+        elif self.kind == K_INT64:
+            ch_hash_i64(<const int64_t *>self.data + s, e - s, hid, seed, out)
+        elif self.kind == K_UINT64:
+            ch_hash_u64(<const uint64_t *>self.data + s, e - s, hid, seed, out)
+        elif self.kind == K_OFFSETS32:
+            ch_hash_offsets32(<const int32_t *>self.data2 + s, self.data, e - s, hid, seed, out)
+        elif self.kind == K_OFFSETS64:
+            ch_hash_offsets64(<const int64_t *>self.data2 + s, self.data, e - s, hid, seed, out)
+        else:
+            j = ch_hash_views(self.data2 + 16 * s, <const uint64_t *>self.data,
+                              <const int64_t *>self.data3, <int32_t>self.width, e - s, hid,
+                              seed, out)
+            return -1 if j == e - s else s + j
+        return -1
+
     cdef int fill(self, _Hasher h, Py_ssize_t s, Py_ssize_t e, uint64_t *out) except -1:
         cdef PyObject **items
         cdef Py_ssize_t i = s, j
@@ -421,8 +452,24 @@ def route_keys(_Router router, _Hasher hasher, keys, int32_t[::1] out=None, bint
     elif out.shape[0] != src.n:
         raise ValueError(f"out has length {out.shape[0]}, expected {src.n}")
     cdef uint64_t buf[CHUNK]
-    cdef Py_ssize_t s, e
-    for s in range(0, src.n, CHUNK):
+    cdef Py_ssize_t s = 0, e, stop = -1
+    cdef uint8_t *scratch
+    if not raw_ints and src.buffer_backed(hasher) and src.n > CHUNK:
+        # One GIL release for the whole batch: threads then run their batches in parallel
+        # (releasing per 2,048-key chunk would hand the GIL back and forth every ~10 us).
+        scratch = <uint8_t *>malloc(CH_SCRATCH)
+        if scratch == NULL:
+            raise MemoryError()
+        with nogil:
+            while s < src.n:
+                e = min(src.n, s + CHUNK)
+                stop = src.fill_nogil(hasher.hid, hasher.seed, s, e, buf, scratch)
+                if stop >= 0:
+                    break  # a key needs Python: the loop below takes over from this chunk
+                router.route(buf, e - s, &out[s])
+                s = e
+        free(scratch)
+    while s < src.n:
         e = min(src.n, s + CHUNK)
         if raw_ints:
             _fill_raw(src, hasher, s, e, buf)
@@ -430,6 +477,7 @@ def route_keys(_Router router, _Hasher hasher, keys, int32_t[::1] out=None, bint
             src.fill(hasher, s, e, buf)
         with nogil:
             router.route(buf, e - s, &out[s])
+        s = e
     if src.nulls:
         for s in src.nulls:
             out[s] = -1
@@ -443,10 +491,24 @@ def hash_keys(_Hasher hasher, keys, uint64_t[::1] out=None):
         out = np.empty(src.n, dtype=np.uint64)
     elif out.shape[0] != src.n:
         raise ValueError(f"out has length {out.shape[0]}, expected {src.n}")
-    cdef Py_ssize_t s, e
-    for s in range(0, src.n, CHUNK):
+    cdef Py_ssize_t s = 0, e, stop = -1
+    cdef uint8_t *scratch
+    if src.buffer_backed(hasher) and src.n > CHUNK:
+        scratch = <uint8_t *>malloc(CH_SCRATCH)
+        if scratch == NULL:
+            raise MemoryError()
+        with nogil:
+            while s < src.n:
+                e = min(src.n, s + CHUNK)
+                stop = src.fill_nogil(hasher.hid, hasher.seed, s, e, &out[s], scratch)
+                if stop >= 0:
+                    break
+                s = e
+        free(scratch)
+    while s < src.n:
         e = min(src.n, s + CHUNK)
         src.fill(hasher, s, e, &out[s])
+        s = e
     return out.base if out.base is not None else np.asarray(out)
 
 
