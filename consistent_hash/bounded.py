@@ -117,7 +117,7 @@ class BoundedLoad:
         down: frozenset[str] = getattr(core, "down", frozenset())
         weights = getattr(self._router, "weights", None)
         ws = [0.0 if n in down else (weights[n] if weights is not None else 1.0) for n in nodes]
-        if len(set(ws)) <= 1:
+        if len(set(ws)) <= 1 and (not ws or ws[0] > 0):  # all live and of one weight
             return nodes, None
         ratios = [w.as_integer_ratio() for w in ws]
         den = max(q for _, q in ratios)
@@ -138,6 +138,8 @@ class BoundedLoad:
         if shares is None:
             return np.full(n, -(-(num * m) // (den * max(n, 1))), dtype=np.int64)
         total = den * sum(shares)
+        if total == 0:  # every node is down
+            return np.zeros(n, dtype=np.int64)
         return np.array([-(-(num * m * a) // total) for a in shares], dtype=np.int64)
 
     def capacities(self, m: int) -> dict[str, int]:
