@@ -184,11 +184,15 @@ class BoundedLoad:
     def _live_snapshot(self) -> tuple[Any, ...]:
         """The router's current snapshot with the live loads laid out by node index."""
         core = self._router._core
+        # A HashRing weight change that keeps every vnode count keeps its core but swaps its
+        # state tuple: either change invalidates the cached shares.
+        state = getattr(self._router, "_state", None)
         snap = self._snap
-        if snap is None or snap[0] is not core:
+        if snap is None or snap[0] is not core or snap[4] is not state:
             nodes = core.nodes
             loads = np.array([self._loads.get(n, 0) for n in nodes], dtype=np.int64)
-            snap = (core, loads, {n: i for i, n in enumerate(nodes)}, self._shares(core)[1])
+            snap = (core, loads, {n: i for i, n in enumerate(nodes)}, self._shares(core)[1],
+                    state)
             self._snap = snap
         return snap
 
@@ -200,7 +204,7 @@ class BoundedLoad:
         """
         spread = check_int(spread, "spread", 1)
         with self._lock:
-            core, loads, _, shares = self._live_snapshot()
+            core, loads, _, shares, _ = self._live_snapshot()
             core.check_nonempty()
             caps = self._caps_from(shares, len(loads), self._held + 1)
             if not (caps > loads).any():

@@ -36,8 +36,10 @@ cdef class _Maglev(_AlgoCore):
         cdef const double[::1] rv = ratio
         cdef double[::1] cv = credit
         if n:
-            if not (ratio.max() == 1.0 and ratio.min() > 0):
-                raise ValueError("Maglev ratios must be in (0, 1] with a maximum of 1.0")
+            # A ratio may round to 0.0 (a weight below 2**-1074 of the largest): that node then
+            # never takes a turn; the heaviest node's 1.0 keeps every round claiming an entry.
+            if not (ratio.max() == 1.0 and ratio.min() >= 0):
+                raise ValueError("Maglev ratios must be in [0, 1] with a maximum of 1.0")
             with nogil:
                 ch_maglev_build(&pv[0], &sv[0], &rv[0], &cv[0], <uint32_t>n, M, &tv[0])
         table.flags.writeable = False

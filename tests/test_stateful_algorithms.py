@@ -754,3 +754,27 @@ def test_all_down_capacities_are_0(capacity: int | None) -> None:
     assert bl.capacities(4)["alpha"] == 0
     ring.mark_down("beta")
     assert bl.capacities(4) == {"alpha": 0, "beta": 0}
+
+
+def test_acquire_after_set_weight_that_keeps_the_vnode_count() -> None:
+    # What BoundedMachine finds, pinned: HashRing.set_weight keeps its snapshot object when the
+    # node's vnode count does not change (1 vnode for any weight below 1.5 at vnodes=1), and
+    # BoundedLoad.acquire caches the capacity shares per snapshot object.
+    ring = HashRing(["a", "b"], vnodes=1)
+    bl = BoundedLoad(ring)  # c = 1.25
+    on_a = [k for k in (f"k{i}" for i in range(200)) if ring.get(k) == "a"]
+    assert bl.acquire(on_a[0]) == "a"
+    ring.set_weight("a", 0.25)
+    # for 2 keys a's capacity is ceil(1.25 * 2 * 0.25 / 1.25) = 1, which it holds already
+    assert bl.capacities(2) == {"a": 1, "b": 2}
+    assert bl.acquire(on_a[1]) == "b"
+    assert bl.loads == {"a": 1, "b": 1}
+
+
+def test_maglev_weight_ratio_that_underflows() -> None:
+    # Every finite weight > 0 is accepted, but w / max(w) can round to 0.0: by the documented
+    # rule (w / max(w) turns a round) that node then takes no entries, as in the transcription.
+    weights = {"a": 5e-324, "b": 3.0}
+    mg = Maglev(weights, table_size=11)
+    assert mg.table.tolist() == ref.maglev_table(weights, 11, "xxh3", 0)
+    assert mg.get_many(KEYS).tolist() == ["b"] * len(KEYS)
