@@ -38,7 +38,32 @@ from consistent_hash.ring import HashRing
 __all__ = ["KetamaHasher", "ModuloHasher", "RingHasher"]
 
 
-class RingHasher:
+class _RouterHasher:
+    """The hasher interface HashClient calls, over any router held in ``self.ring``."""
+
+    ring: Any
+
+    def add_node(self, node: str) -> None:
+        if node not in self.ring:
+            self.ring.add(node)
+
+    def remove_node(self, node: str) -> None:
+        if node in self.ring:
+            self.ring.remove(node)
+
+    def get_node(self, key: str | bytes) -> str | None:
+        ring = self.ring
+        if len(ring) == 0:
+            return None  # HashClient's "every server is down"
+        node: str = ring.get(key)
+        return node
+
+    def get_nodes(self, keys: Any) -> Any:
+        """Batch form: the node of each key (an object array)."""
+        return self.ring.get_many(keys)
+
+
+class RingHasher(_RouterHasher):
     """A pymemcache ``HashClient`` hasher backed by a :class:`HashRing`.
 
     Parameters are those of :class:`HashRing` (``vnodes``, ``hash``, ``seed``); nodes are
@@ -48,50 +73,14 @@ class RingHasher:
     def __init__(self, *, vnodes: int = 160, hash: str = "xxh3", seed: int = 0) -> None:
         self.ring = HashRing(vnodes=vnodes, hash=hash, seed=seed)
 
-    def add_node(self, node: str) -> None:
-        if node not in self.ring:
-            self.ring.add(node)
 
-    def remove_node(self, node: str) -> None:
-        if node in self.ring:
-            self.ring.remove(node)
-
-    def get_node(self, key: str | bytes) -> str | None:
-        ring = self.ring
-        if len(ring) == 0:
-            return None
-        return ring.get(key)
-
-    def get_nodes(self, keys: Any) -> Any:
-        """Batch form: the node of each key (an object array)."""
-        return self.ring.get_many(keys)
-
-
-class KetamaHasher:
+class KetamaHasher(_RouterHasher):
     """A pymemcache ``HashClient`` hasher backed by a :class:`KetamaRing` in a libmemcached
     mode (``mode`` is required, as for KetamaRing: ``"ketama_weighted"`` for pylibmc's
     ``{"ketama_weighted": True}``, ``"ketama"`` for ``{"ketama": True}``, ...)."""
 
     def __init__(self, *, mode: str, hash: str | None = None) -> None:
         self.ring = KetamaRing(mode=mode, hash=hash)
-
-    def add_node(self, node: str) -> None:
-        if node not in self.ring:
-            self.ring.add(node)
-
-    def remove_node(self, node: str) -> None:
-        if node in self.ring:
-            self.ring.remove(node)
-
-    def get_node(self, key: str | bytes) -> str | None:
-        ring = self.ring
-        if len(ring) == 0:
-            return None
-        return ring.get(key)
-
-    def get_nodes(self, keys: Any) -> Any:
-        """Batch form: the node of each key (an object array)."""
-        return self.ring.get_many(keys)
 
 
 class ModuloHasher:
