@@ -14,7 +14,7 @@ import subprocess
 import time
 from collections.abc import Iterator, Sequence
 
-__all__ = ["ServerError", "free_port", "memcached_servers", "wait_port"]
+__all__ = ["ServerError", "free_port", "memcached_servers", "stop", "wait_port"]
 
 
 class ServerError(RuntimeError):
@@ -68,16 +68,22 @@ def servers(binary: str, count: int, args: Sequence[str] = ()) -> Iterator[list[
                 break
         yield ports
     finally:
-        for p in procs:
+        stop(procs)
+
+
+def stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Terminate server processes (kill any that do not exit within 5 s)."""
+    for p in procs:
+        if p.poll() is None:
             p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-            if p.stderr is not None:
-                p.stderr.close()
+    for p in procs:
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        if p.stderr is not None:
+            p.stderr.close()
 
 
 def memcached_servers(count: int, memory_mb: int = 64) -> contextlib.AbstractContextManager[

@@ -13,13 +13,13 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 
 import pytest
 
 from consistent_hash import _servers
-from consistent_hash._servers import wait_port
+from consistent_hash._servers import stop, wait_port
 
 HOST = "127.0.0.1"
 
@@ -52,16 +52,24 @@ def free_ports(n: int) -> list[int]:
             s.close()
 
 
-def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    for p in procs:
-        if p.poll() is None:
-            p.terminate()
-    for p in procs:
+@contextmanager
+def _one_server(what: str, launch: Callable[[], tuple[int, subprocess.Popen[bytes]]]
+                ) -> Iterator[int]:
+    """Start one server with launch() (which picks a free port), retrying if the port was
+    taken meanwhile; yields its port and stops it."""
+    for _ in range(5):
+        port, proc = launch()
         try:
-            p.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+            wait_port(port, proc)
+            break
+        except RuntimeError:
+            stop([proc])
+    else:
+        raise RuntimeError(f"could not start {what}")
+    try:
+        yield port
+    finally:
+        stop([proc])
 
 
 def memcached_servers(n: int, memory_mb: int = 16) -> AbstractContextManager[list[int]]:
@@ -76,26 +84,16 @@ def redis_cluster_server() -> Iterator[int]:
     """One redis-server with --cluster-enabled yes (enough for CLUSTER KEYSLOT)."""
     binary = require("redis-server")
     with tempfile.TemporaryDirectory() as d:
-        proc = None
-        for _ in range(5):
+        def launch() -> tuple[int, subprocess.Popen[bytes]]:
             (port,) = free_ports(1)
-            proc = subprocess.Popen(
+            return port, subprocess.Popen(
                 [binary, "--bind", HOST, "--port", str(port), "--cluster-enabled", "yes",
                  "--cluster-config-file", os.path.join(d, f"nodes-{port}.conf"), "--dir", d,
                  "--save", "", "--appendonly", "no", "--protected-mode", "yes"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            try:
-                wait_port(port, proc)
-                break
-            except RuntimeError:
-                _stop([proc])
-                proc = None
-        if proc is None:
-            raise RuntimeError("could not start redis-server")
-        try:
+
+        with _one_server("redis-server", launch) as port:
             yield port
-        finally:
-            _stop([proc])
 
 
 @contextmanager
@@ -104,8 +102,7 @@ def nutcracker_proxy(servers: list[str], *, hash: str = "md5") -> Iterator[int]:
     distribution ketama; yields the proxy's port."""
     binary = require("nutcracker")
     with tempfile.TemporaryDirectory() as d:
-        proc = None
-        for _ in range(5):
+        def launch() -> tuple[int, subprocess.Popen[bytes]]:
             port, stats = free_ports(2)
             conf = os.path.join(d, "nutcracker.yml")
             with open(conf, "w") as f:
@@ -116,18 +113,9 @@ def nutcracker_proxy(servers: list[str], *, hash: str = "md5") -> Iterator[int]:
                         "  timeout: 2000\n"
                         "  auto_eject_hosts: false\n"
                         "  servers:\n" + "".join(f"   - {s}\n" for s in servers))
-            proc = subprocess.Popen([binary, "-c", conf, "-s", str(stats), "-a", HOST,
-                                     "-o", os.path.join(d, "nutcracker.log")],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            try:
-                wait_port(port, proc)
-                break
-            except RuntimeError:
-                _stop([proc])
-                proc = None
-        if proc is None:
-            raise RuntimeError("could not start nutcracker")
-        try:
+            return port, subprocess.Popen([binary, "-c", conf, "-s", str(stats), "-a", HOST,
+                                           "-o", os.path.join(d, "nutcracker.log")],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        with _one_server("nutcracker", launch) as port:
             yield port
-        finally:
-            _stop([proc])
