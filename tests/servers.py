@@ -18,8 +18,8 @@ from contextlib import AbstractContextManager, contextmanager
 
 import pytest
 
-from consistent_hash import _servers
-from consistent_hash._servers import stop, wait_port
+from consistent_hash.cli import _servers
+from consistent_hash.cli._servers import stop, wait_port
 
 HOST = "127.0.0.1"
 

@@ -423,7 +423,7 @@ def test_plot_plan_and_inspect(tmp_path):
 
 
 BLOCK_MPL = ("import sys; sys.modules['matplotlib'] = None; "
-             "from consistent_hash.__main__ import main; sys.exit(main(sys.argv[1:]))")
+             "from consistent_hash.cli import main; sys.exit(main(sys.argv[1:]))")
 
 
 @pytest.mark.parametrize("args", [

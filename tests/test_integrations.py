@@ -65,7 +65,7 @@ def test_memcached_demo_hit_rates() -> None:
     """The issue's promise on real servers: a 9th server keeps ~8/9 of the keys with the
     ring, ~1/9 with modulo; losing one keeps ~7/8 with the ring, ~1/8 with modulo."""
     _need_memcached()
-    from consistent_hash.demo import memcached_demo
+    from consistent_hash.cli.demo import memcached_demo
 
     r = memcached_demo(100_000, 8)
     ring, mod = r["results"]

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from consistent_hash._servers import memcached_servers
+from consistent_hash.cli._servers import memcached_servers
 from consistent_hash.integrations import ModuloHasher, RingHasher
 
 __all__ = ["memcached_demo"]
