@@ -8,14 +8,64 @@ with ``hash % N``.
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Callable
 from typing import Any
 
-from consistent_hash.cli._servers import memcached_servers
-from consistent_hash.integrations import ModuloHasher, RingHasher
+from consistent_hash.cli._common import (
+    Progress,
+    Subparsers,
+    UserError,
+    pct,
+    positive,
+    table,
+    to_json,
+)
 
-__all__ = ["memcached_demo"]
+__all__ = ["NAME", "add_parser", "memcached_demo", "run"]
+
+NAME = "demo"
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    d = subparsers.add_parser(NAME, help="demo memcached: hit rates on real servers")
+    d.add_argument("what", help="memcached")
+    d.add_argument("--keys", type=positive, default=100_000, help="keys (100,000)")
+    d.add_argument("--servers", type=positive, default=8, help="servers before the change (8)")
+    d.add_argument("--json", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.what != "memcached":
+        raise UserError(f"unknown demo {args.what!r} (available: memcached)")
+    try:
+        import pymemcache  # noqa: F401
+    except ImportError:
+        raise UserError("the memcached demo needs pymemcache: pip install pymemcache") from None
+    from consistent_hash.cli._servers import ServerError
+
+    progress = Progress(4, "demo")
+    try:
+        r = memcached_demo(args.keys, args.servers, progress.advance)
+    except ServerError as e:
+        raise UserError(str(e)) from None
+    finally:
+        progress.close()
+    if args.json:
+        print(to_json(r))
+        return 0
+    n = r["servers"]
+    print(f"{r['keys']:,} keys written through pymemcache's HashClient to {n} real memcached "
+          f"servers on 127.0.0.1, then read back after the pool changed\n")
+    print(table(["client hasher", f"{n} -> {n + 1}: keys still found",
+                 f"{n} -> {n - 1}: keys still found"],
+                [[x["hasher"], pct(x["join_kept"]), pct(x["leave_kept"])]
+                 for x in r["results"]]
+                + [["ideal", pct(r["ideal_join_kept"]), pct(r["ideal_leave_kept"])]]))
+    print(f"\n({r['seconds']:.1f} s)")
+    return 0
+
 
 _BATCH = 5_000
 
@@ -41,6 +91,9 @@ def memcached_demo(n_keys: int = 100_000, n_servers: int = 8,
     Returns {"keys", "servers", "results": [{"hasher", "join_kept", "leave_kept"}], ...}."""
     from pymemcache.client.base import Client
     from pymemcache.client.hash import HashClient
+
+    from consistent_hash.cli._servers import memcached_servers
+    from consistent_hash.integrations import ModuloHasher, RingHasher
 
     t0 = time.perf_counter()
     keys = [f"user:{i}" for i in range(n_keys)]

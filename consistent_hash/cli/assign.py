@@ -1,0 +1,154 @@
+"""``consistent-hash assign``: route keys (text lines, a CSV column or a Parquet column) to the
+nodes of a layout, writing ``key,node`` CSV."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+from consistent_hash import HashRing
+from consistent_hash.cli._common import (
+    Progress,
+    Subparsers,
+    UserError,
+    add_layout_options,
+    layout,
+    positive,
+)
+
+NAME = "assign"
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    a = subparsers.add_parser(NAME, help="route keys to nodes: key,node CSV")
+    a.add_argument("input", nargs="?", default="-", help="keys file, or - for stdin")
+    a.add_argument("--ring", help="ring file")
+    a.add_argument("--nodes", help="node list")
+    add_layout_options(a)
+    a.add_argument("--input-format", choices=["auto", "text", "csv", "parquet"], default="auto")
+    a.add_argument("--column", help="key column for CSV / Parquet (default: the first)")
+    a.add_argument("-o", "--output", help="output file (default stdout)")
+    a.add_argument("--batch", type=positive, default=100_000, help=argparse.SUPPRESS)
+
+
+def run(args: argparse.Namespace) -> int:
+    if (args.ring is None) == (args.nodes is None):
+        raise UserError("give exactly one of --ring FILE or --nodes LIST")
+    ring = layout(args.ring if args.ring is not None else args.nodes, args)
+    if len(ring) == 0:
+        raise UserError("the layout has no nodes")
+    fmt = args.input_format
+    if fmt == "auto":
+        fmt = ("parquet" if args.input.endswith(".parquet") else
+               "csv" if args.input.endswith(".csv") else "text")
+    if args.column is not None and fmt == "text":
+        raise UserError("--column applies to CSV and Parquet input, not text lines")
+    args.input_format = fmt
+    total = os.path.getsize(args.input) if args.input != "-" and os.path.isfile(args.input) else 0
+    progress = Progress(total, "assign")
+    batches = _read_keys(args)
+    # Read and route the first batch before any output is opened or written, so that a bad
+    # input or column is reported without clobbering an existing output file.
+    first = next(batches, [])
+    routed = _route_batch(ring, first)
+    tmp = None
+    if args.output in (None, "-"):
+        out: TextIO = sys.stdout
+    else:
+        tmp = f"{args.output}.tmp{os.getpid()}"
+        try:
+            out = open(tmp, "w", encoding="utf-8", newline="")
+        except OSError as e:
+            raise UserError(f"cannot write {args.output!r}: {e.strerror}") from None
+    ok = False
+    try:
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(["key", "node"])
+        batch = first
+        while batch:
+            w.writerows(zip(batch, routed, strict=True))
+            progress.advance(sum(len(k) + 1 for k in batch if isinstance(k, str)))
+            batch = next(batches, [])
+            routed = _route_batch(ring, batch)
+        ok = True
+    finally:
+        progress.close()
+        if tmp is not None:
+            out.close()
+            if ok:
+                os.replace(tmp, args.output)
+            else:
+                os.unlink(tmp)
+    return 0
+
+
+def _route_batch(ring: HashRing, batch: list[Any]) -> list[str]:
+    if not batch:
+        return []
+    try:
+        return ring.get_many(batch).tolist()  # type: ignore[no-any-return]
+    except (TypeError, ValueError) as e:
+        raise UserError(str(e)) from None
+
+
+def _read_keys(args: argparse.Namespace) -> Iterator[list[str]]:
+    """Keys in batches, from text lines, a CSV column or a Parquet column."""
+    src = args.input
+    fmt = args.input_format
+    if fmt == "auto":
+        fmt = ("parquet" if src.endswith(".parquet") else
+               "csv" if src.endswith(".csv") else "text")
+    if fmt == "parquet":
+        if src == "-":
+            raise UserError("Parquet input must be a file, not stdin")
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise UserError("Parquet input needs pyarrow: pip install pyarrow") from None
+        try:
+            pf = pq.ParquetFile(src)
+        except (OSError, ValueError) as e:
+            raise UserError(f"{src}: {e}") from None
+        col = args.column or pf.schema_arrow.names[0]
+        if col not in pf.schema_arrow.names:
+            raise UserError(f"{src}: no column {col!r} (columns: {pf.schema_arrow.names})")
+        for record_batch in pf.iter_batches(batch_size=args.batch, columns=[col]):
+            yield record_batch.column(0).to_pylist()
+        return
+    try:
+        f = sys.stdin if src == "-" else open(src, encoding="utf-8", newline="")
+    except OSError as e:
+        raise UserError(f"cannot read {src!r}: {e.strerror}") from None
+    with f:
+        if fmt == "csv":
+            reader = csv.reader(f)
+            header = next(reader, None)
+            if header is None:
+                return
+            col = args.column or header[0]
+            if col not in header:
+                raise UserError(f"{src}: no column {col!r} (columns: {header})")
+            j = header.index(col)
+            batch: list[str] = []
+            for row in reader:
+                if len(row) <= j:
+                    raise UserError(f"{src}: line {reader.line_num} has no column {col!r}")
+                batch.append(row[j])
+                if len(batch) >= args.batch:
+                    yield batch
+                    batch = []
+            if batch:
+                yield batch
+        else:
+            batch = []
+            for line in f:
+                batch.append(line.rstrip("\r\n"))
+                if len(batch) >= args.batch:
+                    yield batch
+                    batch = []
+            if batch:
+                yield batch

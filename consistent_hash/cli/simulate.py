@@ -1,0 +1,203 @@
+"""``consistent-hash simulate`` (the default command): keys moved and load spread when the node
+count changes, ``hash % N`` against the ring and the other algorithms."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from consistent_hash import HashRing, __version__
+from consistent_hash.cli._common import (
+    Progress,
+    Subparsers,
+    UserError,
+    check_plot_path,
+    pct,
+    positive,
+    pyplot,
+    save_figure,
+    table,
+    to_json,
+)
+
+NAME = "simulate"
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    s = subparsers.add_parser(NAME, help="keys moved and load spread: modulo vs the ring")
+    s.add_argument("--keys", type=positive, default=1_000_000, help="keys (1,000,000)")
+    s.add_argument("--nodes", type=positive, default=8, help="nodes before the change (8)")
+    s.add_argument("--vnodes", type=positive, default=160, help="vnodes per node (160)")
+    s.add_argument("--spread-vnodes", default="1,10,100,160,500",
+                   help="comma-separated vnode counts for the load table")
+    s.add_argument("--json", action="store_true", help="print the figures as JSON")
+    s.add_argument("--plot", metavar="PNG", help="draw load, movement and balance to a PNG")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.nodes < 2:
+        raise UserError("--nodes must be at least 2")
+    counts = [positive(x) for x in args.spread_vnodes.split(",")]
+    check_plot_path(args.plot)
+    steps = 2 * len(_algorithms([], args.vnodes)) + len(counts)
+    progress = Progress(steps, "simulate")
+    r = simulate(args.keys, args.nodes, args.vnodes, counts, progress)
+    progress.close()
+    if args.json:
+        for s in r["spread"]:
+            s.pop("loads")
+        print(to_json(r))
+    else:
+        _print_simulation(r)
+    if args.plot:
+        _plot_simulation(r, args.plot)
+    return 0
+
+
+def _algorithms(names: list[str], vnodes: int) -> list[tuple[str, Callable[[list[str]], Any]]]:
+    """The routers the simulation compares: the ring, and each other algorithm available."""
+    import consistent_hash as ch
+
+    out: list[tuple[str, Callable[[list[str]], Any]]] = [
+        (f"ring ({vnodes} vnodes)", lambda ns: HashRing(ns, vnodes=vnodes))]
+    for cls_name in ("JumpHash", "Rendezvous", "Maglev", "MultiProbe", "AnchorHash",
+                     "MementoHash"):
+        cls = getattr(ch, cls_name, None)
+        if cls is not None:
+            out.append((cls_name, _factory(cls)))
+    return out
+
+
+def _factory(cls: Any) -> Callable[[list[str]], Any]:
+    def make(names: list[str]) -> Any:
+        return cls(names)
+    return make
+
+
+def simulate(n_keys: int, n_nodes: int, vnodes: int, vnode_counts: Sequence[int],
+             progress: Progress | None = None) -> dict[str, Any]:
+    """Run the experiment; returns the figures as a dict."""
+    t0 = time.perf_counter()
+    keys = np.char.add("key-", np.arange(n_keys).astype("U"))
+    names = [f"cache-{i}" for i in range(n_nodes + 1)]
+    base = HashRing(names[:n_nodes], vnodes=vnodes)
+    hashes = base.hash_many(keys)
+    algos = _algorithms(names, vnodes)
+    changes_spec = [
+        (f"{n_nodes} -> {n_nodes + 1} (cache-{n_nodes} joins)", names, 1 / (n_nodes + 1)),
+        (f"{n_nodes} -> {n_nodes - 1} (cache-{n_nodes - 1} leaves)", names[: n_nodes - 1],
+         1 / n_nodes),
+    ]
+    changes = []
+    for label, new_names, ideal in changes_spec:
+        mod = float(np.mean(hashes % np.uint64(n_nodes) != hashes % np.uint64(len(new_names))))
+        row: dict[str, Any] = {"change": label, "ideal": ideal, "modulo_moved": mod,
+                               "routers": []}
+        for algo_name, make in algos:
+            before, after = make(names[:n_nodes]), make(new_names)
+            old = np.array(before.nodes)[before.get_indices(keys)]
+            new = np.array(after.nodes)[after.get_indices(keys)]
+            moved = old != new
+            joined = list(set(after.nodes) - set(before.nodes))
+            left = list(set(before.nodes) - set(after.nodes))
+            # A join may only move keys to the new node; a leave only the departed node's keys.
+            only = bool(np.all(np.isin(new[moved], joined) | np.isin(old[moved], left)))
+            row["routers"].append({"router": algo_name, "moved": float(np.mean(moved)),
+                                   "only_changed_node": only})
+            if progress:
+                progress.advance()
+        changes.append(row)
+    ring_row = [{"change": c["change"], "modulo_moved": c["modulo_moved"],
+                 "ring_moved": c["routers"][0]["moved"], "ideal": c["ideal"],
+                 "only_changed_node": c["routers"][0]["only_changed_node"]} for c in changes]
+    spread = []
+    for v in vnode_counts:
+        ring = HashRing(names[:n_nodes], vnodes=v)
+        counts = np.bincount(ring.lookup(hashes), minlength=n_nodes) / n_keys
+        spread.append({"vnodes": v, "lightest": float(counts.min()),
+                       "heaviest": float(counts.max()),
+                       "ratio": float(counts.max() / counts.min()) if counts.min() else math.inf,
+                       "loads": counts.tolist()})
+        if progress:
+            progress.advance()
+    others = []
+    for algo_name, make in algos[1:]:
+        r = make(names[:n_nodes])
+        counts = np.bincount(r.get_indices(keys), minlength=n_nodes) / n_keys
+        others.append({"router": algo_name, "lightest": float(counts.min()),
+                       "heaviest": float(counts.max()),
+                       "ratio": float(counts.max() / counts.min()) if counts.min() else math.inf})
+    base_loads = np.bincount(base.lookup(hashes), minlength=n_nodes) / n_keys
+    return {"keys": n_keys, "nodes": n_nodes, "vnodes": vnodes, "changes": ring_row,
+            "algorithms": changes, "spread": spread, "algorithm_spread": others,
+            "loads": dict(zip(base.nodes, base_loads.tolist(), strict=True)),
+            "seconds": time.perf_counter() - t0}
+
+
+def _print_simulation(r: dict[str, Any]) -> None:
+    print(f"consistent_hash {__version__}: {r['keys']:,} keys, {r['nodes']} nodes "
+          f"(cache-0 .. cache-{r['nodes'] - 1}), ring of {r['vnodes']} vnodes per node, "
+          "hash xxh3\n")
+    print("Keys moved when the node count changes")
+    print(table(
+        ["change", "hash % N", "ring", "ideal", "ring moved only to/from the changed node"],
+        [[c["change"], pct(c["modulo_moved"]), pct(c["ring_moved"]), pct(c["ideal"]),
+          "yes" if c["only_changed_node"] else "NO"] for c in r["changes"]]))
+    print(f"\nLoad over {r['nodes']} nodes (even share {pct(1 / r['nodes'])})")
+    print(table(
+        ["vnodes", "lightest", "heaviest", "heaviest / lightest"],
+        [[str(s["vnodes"]), pct(s["lightest"]), pct(s["heaviest"]), f"{s['ratio']:.2f}x"]
+         for s in r["spread"]]))
+    if r["algorithm_spread"]:
+        print("\nThe other algorithms on the same keys (moved share; load spread)")
+        rows = []
+        for i, ((name, _), spread) in enumerate(zip(
+                [(x["router"], None) for x in r["algorithms"][0]["routers"][1:]],
+                r["algorithm_spread"], strict=True)):
+            join = r["algorithms"][0]["routers"][i + 1]
+            leave = r["algorithms"][1]["routers"][i + 1]
+            rows.append([name, pct(join["moved"]) + ("" if join["only_changed_node"] else " *"),
+                         pct(leave["moved"]) + ("" if leave["only_changed_node"] else " *"),
+                         f"{spread['ratio']:.2f}x"])
+        print(table(["router", r["changes"][0]["change"], r["changes"][1]["change"],
+                     "heaviest / lightest"], rows))
+        if any(" *" in c for row in rows for c in row):
+            print("(* some keys moved between nodes that did not change)")
+    print(f"\n({r['seconds']:.1f} s)")
+
+
+def _plot_simulation(r: dict[str, Any], path: str) -> None:
+    plt = pyplot()
+    fig, ax = plt.subplots(1, 3, figsize=(15, 4.5))
+    loads = r["loads"]
+    ax[0].bar(list(loads), [100 * v for v in loads.values()], color="#4477aa")
+    ax[0].axhline(100 / r["nodes"], color="k", ls="--", lw=1, label="even share")
+    ax[0].set_title(f"Load per node ({r['vnodes']} vnodes)")
+    ax[0].set_ylabel("% of keys")
+    ax[0].tick_params(axis="x", rotation=45)
+    ax[0].legend()
+    labels = [c["change"].split(" (")[0] for c in r["changes"]]
+    x = np.arange(len(labels))
+    series = [("hash % N", [c["modulo_moved"] for c in r["changes"]])]
+    for i, rt in enumerate(r["algorithms"][0]["routers"]):
+        series.append((rt["router"], [a["routers"][i]["moved"] for a in r["algorithms"]]))
+    w = 0.8 / len(series)
+    for i, (name, vals) in enumerate(series):
+        ax[1].bar(x + i * w - 0.4 + w / 2, [100 * v for v in vals], w, label=name)
+    ax[1].plot(x, [100 * c["ideal"] for c in r["changes"]], "k_", ms=40, mew=2, label="ideal")
+    ax[1].set_xticks(x, labels)
+    ax[1].set_title("Keys moved per change")
+    ax[1].set_ylabel("% of keys")
+    ax[1].legend(fontsize=7)
+    vs = [s["vnodes"] for s in r["spread"]]
+    ax[2].plot(vs, [s["ratio"] for s in r["spread"]], "o-")
+    ax[2].set_xscale("log")
+    ax[2].set_title("Balance against vnodes")
+    ax[2].set_xlabel("vnodes per node")
+    ax[2].set_ylabel("heaviest / lightest")
+    save_figure(fig, path)
