@@ -60,10 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
         return handlers[args.command](args)
-    except UserError as e:
-        print(f"consistent-hash: error: {e}", file=sys.stderr)
-        return 2
-    except argparse.ArgumentTypeError as e:
+    except (UserError, argparse.ArgumentTypeError) as e:
         print(f"consistent-hash: error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:

@@ -10,7 +10,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO, TypeAlias
 
 from consistent_hash import HashRing, ringfile
@@ -119,24 +119,21 @@ def save_figure(fig: Any, path: str) -> None:
 
 # -- arguments -------------------------------------------------------------------------------
 
-def positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {v}")
-    return v
+def _whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= minimum."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"expected a number >= {minimum}, got {v}")
+        return v
+    return parse
 
 
-def non_negative(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {v}")
-    return v
+positive = _whole_number(1)
+non_negative = _whole_number(0)
 
 
 # -- layouts ---------------------------------------------------------------------------------
@@ -162,7 +159,10 @@ def parse_nodes(text: str) -> dict[str, float]:
         pairs = [(p[0], p[1] if len(p) > 1 else "1") for p in items]
     else:
         parts = [p.strip() for p in text.split(",") if p.strip()]
-        pairs = [tuple(p.rsplit(":", 1)) if ":" in p else (p, "1") for p in parts]  # type: ignore[misc]
+        pairs = []
+        for p in parts:
+            name, colon, w = p.rpartition(":")  # 'name:weight', or a name of weight 1
+            pairs.append((name, w) if colon else (p, "1"))
     if not pairs:
         raise UserError(f"empty node list {text!r}")
     out: dict[str, float] = {}

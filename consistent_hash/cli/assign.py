@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 from consistent_hash import HashRing
@@ -47,10 +48,9 @@ def run(args: argparse.Namespace) -> int:
                "csv" if args.input.endswith(".csv") else "text")
     if args.column is not None and fmt == "text":
         raise UserError("--column applies to CSV and Parquet input, not text lines")
-    args.input_format = fmt
     total = os.path.getsize(args.input) if args.input != "-" and os.path.isfile(args.input) else 0
     progress = Progress(total, "assign")
-    batches = _read_keys(args)
+    batches = _read_keys(args.input, fmt, args.column, args.batch)
     # Read and route the first batch before any output is opened or written, so that a bad
     # input or column is reported without clobbering an existing output file.
     first = next(batches, [])
@@ -95,29 +95,11 @@ def _route_batch(ring: HashRing, batch: list[Any]) -> list[str]:
         raise UserError(str(e)) from None
 
 
-def _read_keys(args: argparse.Namespace) -> Iterator[list[str]]:
-    """Keys in batches, from text lines, a CSV column or a Parquet column."""
-    src = args.input
-    fmt = args.input_format
-    if fmt == "auto":
-        fmt = ("parquet" if src.endswith(".parquet") else
-               "csv" if src.endswith(".csv") else "text")
+def _read_keys(src: str, fmt: str, column: str | None, size: int) -> Iterator[list[Any]]:
+    """Keys in batches of ``size``, from text lines, a CSV column or a Parquet column
+    (``fmt``: "text", "csv" or "parquet"; ``column``: None for the first)."""
     if fmt == "parquet":
-        if src == "-":
-            raise UserError("Parquet input must be a file, not stdin")
-        try:
-            import pyarrow.parquet as pq
-        except ImportError:
-            raise UserError("Parquet input needs pyarrow: pip install pyarrow") from None
-        try:
-            pf = pq.ParquetFile(src)
-        except (OSError, ValueError) as e:
-            raise UserError(f"{src}: {e}") from None
-        col = args.column or pf.schema_arrow.names[0]
-        if col not in pf.schema_arrow.names:
-            raise UserError(f"{src}: no column {col!r} (columns: {pf.schema_arrow.names})")
-        for record_batch in pf.iter_batches(batch_size=args.batch, columns=[col]):
-            yield record_batch.column(0).to_pylist()
+        yield from _read_parquet(src, column, size)
         return
     try:
         f = sys.stdin if src == "-" else open(src, encoding="utf-8", newline="")
@@ -125,30 +107,47 @@ def _read_keys(args: argparse.Namespace) -> Iterator[list[str]]:
         raise UserError(f"cannot read {src!r}: {e.strerror}") from None
     with f:
         if fmt == "csv":
-            reader = csv.reader(f)
-            header = next(reader, None)
-            if header is None:
-                return
-            col = args.column or header[0]
-            if col not in header:
-                raise UserError(f"{src}: no column {col!r} (columns: {header})")
-            j = header.index(col)
-            batch: list[str] = []
-            for row in reader:
-                if len(row) <= j:
-                    raise UserError(f"{src}: line {reader.line_num} has no column {col!r}")
-                batch.append(row[j])
-                if len(batch) >= args.batch:
-                    yield batch
-                    batch = []
-            if batch:
-                yield batch
+            yield from _batched(_csv_column(f, src, column), size)
         else:
-            batch = []
-            for line in f:
-                batch.append(line.rstrip("\r\n"))
-                if len(batch) >= args.batch:
-                    yield batch
-                    batch = []
-            if batch:
-                yield batch
+            yield from _batched((line.rstrip("\r\n") for line in f), size)
+
+
+def _read_parquet(src: str, column: str | None, size: int) -> Iterator[list[Any]]:
+    if src == "-":
+        raise UserError("Parquet input must be a file, not stdin")
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise UserError("Parquet input needs pyarrow: pip install pyarrow") from None
+    try:
+        pf = pq.ParquetFile(src)
+    except (OSError, ValueError) as e:
+        raise UserError(f"{src}: {e}") from None
+    col = column or pf.schema_arrow.names[0]
+    if col not in pf.schema_arrow.names:
+        raise UserError(f"{src}: no column {col!r} (columns: {pf.schema_arrow.names})")
+    for record_batch in pf.iter_batches(batch_size=size, columns=[col]):
+        yield record_batch.column(0).to_pylist()
+
+
+def _csv_column(f: TextIO, src: str, column: str | None) -> Iterator[str]:
+    """The cells of one column of a CSV file with a header row (None: the first column)."""
+    reader = csv.reader(f)
+    header = next(reader, None)
+    if header is None:
+        return
+    col = column or header[0]
+    if col not in header:
+        raise UserError(f"{src}: no column {col!r} (columns: {header})")
+    j = header.index(col)
+    for row in reader:
+        if len(row) <= j:
+            raise UserError(f"{src}: line {reader.line_num} has no column {col!r}")
+        yield row[j]
+
+
+def _batched(items: Iterable[str], size: int) -> Iterator[list[str]]:
+    """Lists of up to ``size`` items; none for no items."""
+    it = iter(items)
+    while batch := list(itertools.islice(it, size)):
+        yield batch

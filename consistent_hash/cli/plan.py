@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
         plan = migration_plan(old, new)
     except ValueError as e:
         raise UserError(str(e)) from None
+    flows = sorted(mv.flows.items(), key=lambda kv: -kv[1])  # the largest first
     if args.format == "json":
         doc = {"old": old.fingerprint(), "new": new.fingerprint(), **mv.to_dict(),
                "ranges": plan.to_dict()["ranges"]}
@@ -59,8 +60,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"moved: {pct(mv.moved)} of the key space (exact), {len(plan)} hash ranges")
         print()
         print(table(["from", "to", "share"],
-                    [[a, b, pct(s)] for (a, b), s in
-                     sorted(mv.flows.items(), key=lambda kv: -kv[1])]))
+                    [[a, b, pct(s)] for (a, b), s in flows]))
         if args.ranges:
             print()
             shown = plan.ranges[: args.ranges]
@@ -80,9 +80,9 @@ def run(args: argparse.Namespace) -> int:
         ax[0].set_title("Load per node")
         ax[0].set_ylabel("% of key space")
         ax[0].legend()
-        flows = sorted(mv.flows.items(), key=lambda kv: -kv[1])[:20]
-        ax[1].barh([f"{a} -> {b}" for (a, b), _ in flows][::-1],
-                   [100 * s for _, s in flows][::-1], color="#cc6677")
+        top = flows[:20]
+        ax[1].barh([f"{a} -> {b}" for (a, b), _ in top][::-1],
+                   [100 * s for _, s in top][::-1], color="#cc6677")
         ax[1].set_title(f"Movement: {pct(mv.moved)} of keys")
         ax[1].set_xlabel("% of key space")
         save_figure(fig, args.plot)

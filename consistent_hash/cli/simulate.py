@@ -79,6 +79,12 @@ def _factory(cls: Any) -> Callable[[list[str]], Any]:
     return make
 
 
+def _spread(counts: Any) -> dict[str, float]:
+    """The lightest and heaviest share of the keys, and their ratio (inf if a node has none)."""
+    return {"lightest": float(counts.min()), "heaviest": float(counts.max()),
+            "ratio": float(counts.max() / counts.min()) if counts.min() else math.inf}
+
+
 def simulate(n_keys: int, n_nodes: int, vnodes: int, vnode_counts: Sequence[int],
              progress: Progress | None = None) -> dict[str, Any]:
     """Run the experiment; returns the figures as a dict."""
@@ -119,24 +125,24 @@ def simulate(n_keys: int, n_nodes: int, vnodes: int, vnode_counts: Sequence[int]
     for v in vnode_counts:
         ring = HashRing(names[:n_nodes], vnodes=v)
         counts = np.bincount(ring.lookup(hashes), minlength=n_nodes) / n_keys
-        spread.append({"vnodes": v, "lightest": float(counts.min()),
-                       "heaviest": float(counts.max()),
-                       "ratio": float(counts.max() / counts.min()) if counts.min() else math.inf,
-                       "loads": counts.tolist()})
+        spread.append({"vnodes": v, **_spread(counts), "loads": counts.tolist()})
         if progress:
             progress.advance()
     others = []
     for algo_name, make in algos[1:]:
         r = make(names[:n_nodes])
         counts = np.bincount(r.get_indices(keys), minlength=n_nodes) / n_keys
-        others.append({"router": algo_name, "lightest": float(counts.min()),
-                       "heaviest": float(counts.max()),
-                       "ratio": float(counts.max() / counts.min()) if counts.min() else math.inf})
+        others.append({"router": algo_name, **_spread(counts)})
     base_loads = np.bincount(base.lookup(hashes), minlength=n_nodes) / n_keys
     return {"keys": n_keys, "nodes": n_nodes, "vnodes": vnodes, "changes": ring_row,
             "algorithms": changes, "spread": spread, "algorithm_spread": others,
             "loads": dict(zip(base.nodes, base_loads.tolist(), strict=True)),
             "seconds": time.perf_counter() - t0}
+
+
+def _moved(router: dict[str, Any]) -> str:
+    """A router's moved share, starred if it moved keys between nodes that did not change."""
+    return pct(router["moved"]) + ("" if router["only_changed_node"] else " *")
 
 
 def _print_simulation(r: dict[str, Any]) -> None:
@@ -155,15 +161,9 @@ def _print_simulation(r: dict[str, Any]) -> None:
          for s in r["spread"]]))
     if r["algorithm_spread"]:
         print("\nThe other algorithms on the same keys (moved share; load spread)")
-        rows = []
-        for i, ((name, _), spread) in enumerate(zip(
-                [(x["router"], None) for x in r["algorithms"][0]["routers"][1:]],
-                r["algorithm_spread"], strict=True)):
-            join = r["algorithms"][0]["routers"][i + 1]
-            leave = r["algorithms"][1]["routers"][i + 1]
-            rows.append([name, pct(join["moved"]) + ("" if join["only_changed_node"] else " *"),
-                         pct(leave["moved"]) + ("" if leave["only_changed_node"] else " *"),
-                         f"{spread['ratio']:.2f}x"])
+        join, leave = (a["routers"][1:] for a in r["algorithms"])  # [0] is the ring
+        rows = [[j["router"], _moved(j), _moved(lv), f"{s['ratio']:.2f}x"]
+                for j, lv, s in zip(join, leave, r["algorithm_spread"], strict=True)]
         print(table(["router", r["changes"][0]["change"], r["changes"][1]["change"],
                      "heaviest / lightest"], rows))
         if any(" *" in c for row in rows for c in row):
