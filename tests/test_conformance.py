@@ -311,6 +311,23 @@ def test_container_replicas_like_a_list(spec: RouterSpec, kind: str) -> None:
     assert r.replicas_many(container, 2).tolist() == r.replicas_many(list(plain), 2).tolist()
 
 
+@pytest.mark.parametrize("spec", INT_OK, ids=ids(INT_OK))
+def test_int_keys_hashed_as_decimal_or_used_raw(spec: RouterSpec) -> None:
+    """"hashed": an int key is its ASCII decimal digits (DESIGN.md, placement recipe), so it
+    routes as its str; "raw": the int is the 64-bit value routed by (its two's complement)."""
+    r = router(spec)
+    ints = INT_KEYS[::3]
+    if spec.int_keys == "hashed":
+        assert [r.get(k) for k in ints] == [r.get(str(k)) for k in ints]
+        assert r.get_indices(ints).tolist() == r.get_indices([str(k) for k in ints]).tolist()
+        assert r.hash_many(ints).tolist() == r.hash_many([str(k) for k in ints]).tolist()
+    else:
+        assert [r.hash(k) for k in ints] == [k % 2**64 for k in ints]
+        raw = np.array([k % 2**64 for k in ints], dtype=np.uint64)
+        assert r.lookup(raw).tolist() == r.get_indices(ints).tolist()
+        assert r.get_indices(raw).tolist() == r.get_indices(ints).tolist()
+
+
 INT_BATCHES: dict[str, Callable[[], Any]] = {
     "list": lambda: [5, 6],
     "list_mixed": lambda: ["a", 5],
