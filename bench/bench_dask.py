@@ -1,4 +1,4 @@
-"""Dask throughput: consistent_hash.dask.assign_indices on a distributed LocalCluster with 1
+"""Dask throughput: consistent_hash.integrations.dask.assign_indices on a distributed LocalCluster with 1
 and 2 worker processes (one thread each), 10,000,000 keys in 20 partitions generated on the
 workers, medians of 3 runs. Also the single-process batch path on the same partitions, as the
 baseline. Prints a markdown table.
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     import distributed
 
     from consistent_hash import HashRing
-    from consistent_hash.dask import assign_indices
+    from consistent_hash.integrations.dask import assign_indices
 
     parts = 20
     per = args.keys // parts

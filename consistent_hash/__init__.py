@@ -1,15 +1,25 @@
 """consistent_hash: consistent hashing at C speed.
 
 A NumPy/Cython hash ring with virtual nodes, weights and replicas, batch lookups that create
-no Python object per key, and a stable, documented key -> node mapping.
+no Python object per key, and a stable, documented key -> node mapping.  Every router (the
+ring, the algorithm family in ``consistent_hash.algorithms``, the exact reproductions of other
+systems in ``consistent_hash.compat``) has the same surface, written once in
+``consistent_hash._router``.
 """
 
 from consistent_hash._ring import EmptyRingError
-from consistent_hash.algorithms import JumpHash, Maglev, MementoHash, MultiProbe, Rendezvous
-from consistent_hash.bounded import BoundedLoad, CapacityError
-from consistent_hash.cassandra import TokenRing, murmur3_token, murmur3_tokens
-from consistent_hash.ketama import KetamaRing
-from consistent_hash.redis import SlotMap, redis_slot, redis_slots
+from consistent_hash.algorithms import (
+    BoundedLoad,
+    CapacityError,
+    JumpHash,
+    Maglev,
+    MementoHash,
+    MultiProbe,
+    Rendezvous,
+)
+from consistent_hash.compat.cassandra import TokenRing, murmur3_token, murmur3_tokens
+from consistent_hash.compat.ketama import KetamaRing
+from consistent_hash.compat.redis import SlotMap, redis_slot, redis_slots
 from consistent_hash.ring import HashRing, vnode_count
 
 __version__ = "0.1.0"

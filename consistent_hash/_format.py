@@ -23,6 +23,10 @@ KIND_HASHRING = 1
 _HEADER = struct.Struct("<4sHHI")
 
 
+class FormatError(ValueError):
+    """Bytes that are not a serialized router, or damaged ones (a ValueError)."""
+
+
 def pack(kind: int, payload: bytes) -> bytes:
     head = _HEADER.pack(MAGIC, VERSION, kind, len(payload)) + payload
     return head + hashlib.sha256(head).digest()[:8]
@@ -34,19 +38,19 @@ def unpack(data: object, kind: int) -> bytes:
         raise TypeError(f"data must be bytes-like, got {type(data).__name__!r}")
     b = bytes(data)
     if len(b) < _HEADER.size + 8:
-        raise ValueError("data is too short to be a serialized router")
+        raise FormatError("data is too short to be a serialized router")
     magic, version, k, length = _HEADER.unpack_from(b)
     if magic != MAGIC:
-        raise ValueError("data is not a serialized consistent_hash router (bad magic)")
+        raise FormatError("data is not a serialized consistent_hash router (bad magic)")
     if version != VERSION:
-        raise ValueError(f"unsupported format version {version} (this library reads {VERSION})")
+        raise FormatError(f"unsupported format version {version} (this library reads {VERSION})")
     if k != kind:
-        raise ValueError(f"data holds router kind {k}, expected {kind}")
+        raise FormatError(f"data holds router kind {k}, expected {kind}")
     if len(b) != _HEADER.size + length + 8:
-        raise ValueError("data length does not match its header (truncated or padded)")
+        raise FormatError("data length does not match its header (truncated or padded)")
     body = b[: _HEADER.size + length]
     if hashlib.sha256(body).digest()[:8] != b[-8:]:
-        raise ValueError("data is damaged (checksum mismatch)")
+        raise FormatError("data is damaged (checksum mismatch)")
     return body[_HEADER.size:]
 
 
@@ -59,7 +63,7 @@ class Reader:
 
     def take(self, n: int) -> bytes:
         if n < 0 or self.i + n > len(self.b):
-            raise ValueError("data is damaged (a field runs past the end)")
+            raise FormatError("data is damaged (a field runs past the end)")
         out = self.b[self.i : self.i + n]
         self.i += n
         return out
@@ -73,4 +77,72 @@ class Reader:
 
     def done(self) -> None:
         if self.i != len(self.b):
-            raise ValueError("data is damaged (trailing bytes)")
+            raise FormatError("data is damaged (trailing bytes)")
+
+
+# -- fields shared by the payloads --------------------------------------------------------------
+
+def pack_str(s: str) -> bytes:
+    """u32 length + UTF-8."""
+    b = s.encode("utf-8")
+    return struct.pack("<I", len(b)) + b
+
+
+def read_str(r: Reader) -> str:
+    (n,) = r.unpack("I")
+    try:
+        return r.take(int(n)).decode("utf-8")
+    except UnicodeDecodeError:
+        raise FormatError("data is damaged (a name is not UTF-8)") from None
+
+
+def pack_hash(name: str, seed: int) -> bytes:
+    """The hash header: u8 length + ASCII name, u64 seed."""
+    b = name.encode("ascii")
+    return struct.pack("<B", len(b)) + b + struct.pack("<Q", seed)
+
+
+def read_hash(r: Reader) -> tuple[str, int]:
+    (nlen,) = r.unpack("B")
+    try:
+        name = r.take(int(nlen)).decode("ascii")
+    except UnicodeDecodeError:
+        raise FormatError("data is damaged (hash name)") from None
+    (seed,) = r.unpack("Q")
+    return name, int(seed)
+
+
+def pack_weights(weights: dict[str, float]) -> bytes:
+    """u32 count, then per node: its name and its weight as f64."""
+    parts = [struct.pack("<I", len(weights))]
+    for node, w in weights.items():
+        parts.append(pack_str(node))
+        parts.append(struct.pack("<d", w))
+    return b"".join(parts)
+
+
+def read_weights(r: Reader) -> dict[str, float]:
+    (count,) = r.unpack("I")
+    if int(count) * 12 > r.remaining():  # each node takes >= 12 bytes: check before looping
+        raise FormatError("data is damaged (node count exceeds the data)")
+    weights: dict[str, float] = {}
+    for _ in range(int(count)):
+        name = read_str(r)
+        (w,) = r.unpack("d")
+        weights[name] = float(w)
+    if len(weights) != count:
+        raise FormatError("data is damaged (duplicate node names)")
+    return weights
+
+
+def pack_names(names: Any) -> bytes:
+    """u32 count, then each name."""
+    names = list(names)
+    return struct.pack("<I", len(names)) + b"".join(pack_str(n) for n in names)
+
+
+def read_names(r: Reader) -> list[str]:
+    (count,) = r.unpack("I")
+    if int(count) * 4 > r.remaining():
+        raise FormatError("data is damaged (node count exceeds the data)")
+    return [read_str(r) for _ in range(int(count))]

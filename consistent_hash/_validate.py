@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
-
-from consistent_hash._ring import HASH_IDS, SEED_LIMITS, _Hasher
 
 MAX_VNODES = 1_000_000
 MAX_TOTAL_VNODES = (1 << 31) - 9
@@ -43,20 +41,6 @@ def check_node(node: Any) -> str:
         raise TypeError(f"node names must be str, got {type(node).__name__!r}")
     node.encode("utf-8")
     return str(node)
-
-
-def make_hasher(hash: str | Callable[[bytes], int], seed: Any) -> tuple[_Hasher, str]:
-    """The hasher for a (hash, seed) argument pair, and the hash's name ('callable' for one)."""
-    if isinstance(hash, str):
-        if hash not in HASH_IDS:
-            raise ValueError(f"hash must be one of {sorted(HASH_IDS)} or a callable, got {hash!r}")
-        limit = SEED_LIMITS[hash]
-        s = check_int(seed, "seed", 0, limit - 1)
-        return _Hasher(HASH_IDS[hash], s, None), hash
-    if callable(hash):
-        check_int(seed, "seed", 0, 0)
-        return _Hasher(0, 0, hash), "callable"
-    raise TypeError(f"hash must be a str or a callable, got {type(hash).__name__!r}")
 
 
 def node_weights(nodes: Iterable[str] | Mapping[str, float]) -> dict[str, float]:

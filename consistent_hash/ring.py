@@ -2,42 +2,27 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 import struct
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Literal, overload
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
-from consistent_hash._containers import hash_many as _hash_many
-from consistent_hash._containers import route as _route
-from consistent_hash._containers import route_replicas as _route_replicas
-from consistent_hash._ring import (
-    EmptyRingError,
-    _Ring,
-    health_ring,
-    label_positions,
-    merge_sorted,
-    route_hashes,
-    take_names,
-)
+from consistent_hash._ring import EmptyRingError, _Ring, health_ring, label_positions, merge_sorted
+from consistent_hash._router import HashedRouter
 from consistent_hash._validate import (
     MAX_TOTAL_VNODES,
     MAX_VNODES,
     check_int,
-    check_n,
     check_node,
-    check_nulls,
     check_weight,
-    make_hasher,
     node_weights,
 )
 
-__all__ = ["EmptyRingError", "HashRing", "arc_shares", "as_hashes", "vnode_count"]
+__all__ = ["EmptyRingError", "HashRing", "arc_shares", "vnode_count"]
 
 _MASK64 = (1 << 64) - 1
 DEFAULT_MAX_LOAD_VNODES = 1 << 24
@@ -52,34 +37,7 @@ def vnode_count(vnodes: int, weight: float) -> int:
     return max(1, math.floor(x))
 
 
-def as_hashes(hashes: Any) -> npt.NDArray[np.uint64]:
-    """Validate pre-hashed keys: an integer array (or sequence) of values in [0, 2**64)."""
-    if isinstance(hashes, (list, tuple)):
-        for i, x in enumerate(hashes):
-            if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-                raise TypeError(f"hashes must be integers, got {type(x).__name__!r} at "
-                                f"position {i}")
-            if not 0 <= x <= _MASK64:
-                raise ValueError(f"hashes must be in [0, 2**64), got {x} at position {i}")
-        return np.array([int(x) for x in hashes], dtype=np.uint64)
-    if not isinstance(hashes, np.ndarray):
-        if isinstance(hashes, (str, bytes)) or not hasattr(hashes, "__len__"):
-            raise TypeError("hashes must be an integer array or a sequence of ints, got "
-                            f"{type(hashes).__name__!r}")
-        hashes = np.asarray(hashes)
-    arr = hashes
-    if arr.ndim != 1:
-        raise ValueError(f"hashes must be one-dimensional, got shape {arr.shape}")
-    if arr.dtype.kind not in "ui":
-        if arr.dtype == object:
-            return as_hashes(arr.tolist())
-        raise TypeError(f"hashes must be an integer array, got dtype {arr.dtype}")
-    if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
-        raise ValueError("hashes must be non-negative")
-    return np.ascontiguousarray(arr, dtype=np.uint64)
-
-
-class HashRing:
+class HashRing(HashedRouter):
     """A consistent-hash ring with virtual nodes, weights and replicas.
 
     Parameters
@@ -107,8 +65,9 @@ class HashRing:
     (3, ('cache-a', 'cache-b', 'cache-c'))
     """
 
-    __slots__ = ("_core", "_state", "_vnodes", "_hash", "_hash_name", "_lock", "_down",
-                 "__weakref__")
+    __slots__ = ("_weights", "_vnodes", "_down")
+    _kind = _format.KIND_HASHRING
+    _replicas = True
 
     def __init__(
         self,
@@ -119,9 +78,7 @@ class HashRing:
         seed: int = 0,
     ) -> None:
         self._vnodes = check_int(vnodes, "vnodes", 1, MAX_VNODES)
-        hasher, self._hash_name = make_hasher(hash, seed)
-        self._hash = hash
-        self._lock = threading.Lock()
+        hasher = self._init_hasher(hash, seed)
         self._down: frozenset[str] = frozenset()
         weights = node_weights(nodes)
         names = tuple(sorted(weights))
@@ -140,11 +97,11 @@ class HashRing:
         return np.array(counts, dtype=np.uint32)
 
     def _install(self, core: _Ring, weights: dict[str, float]) -> None:
-        # One tuple, one assignment: a reader that takes self._state sees a consistent pair.
+        # The weights are set before the core: a reader sees the core, whose nodes match them.
         self._down = self._down.intersection(weights)  # a removed node is no longer down
         if self._down:
             core = health_ring(core, self._down)
-        self._state = (core, weights)
+        self._weights = weights
         self._core = core
 
     def _node_positions(self, core: _Ring, name: str, weight: float, index: int
@@ -167,7 +124,7 @@ class HashRing:
         name = check_node(node)
         w = check_weight(weight)
         with self._lock:
-            core, weights = self._state
+            core, weights = self._core, self._weights
             if name in weights:
                 raise ValueError(f"node {name!r} is already in the ring")
             names = core.nodes
@@ -190,7 +147,7 @@ class HashRing:
         if not isinstance(node, str):
             raise TypeError(f"node names must be str, got {type(node).__name__!r}")
         with self._lock:
-            core, weights = self._state
+            core, weights = self._core, self._weights
             if node not in weights:
                 raise KeyError(node)
             names = core.nodes
@@ -212,7 +169,7 @@ class HashRing:
             raise TypeError(f"node names must be str, got {type(node).__name__!r}")
         w = check_weight(weight)
         with self._lock:
-            core, weights = self._state
+            core, weights = self._core, self._weights
             if node not in weights:
                 raise KeyError(node)
             new_weights = dict(weights)
@@ -226,134 +183,31 @@ class HashRing:
             pos, own = merge_sorted(core.positions[keep], core.owners[keep], new_pos, new_own)
             self._install(_Ring(pos, own, core.nodes, core.hasher), new_weights)
 
-    # -- lookups ----------------------------------------------------------------------------
-
-    def get(self, key: str | bytes | int) -> str:
-        """The node of one key.
-
-        Raises EmptyRingError on an empty ring, TypeError for an unsupported key type.
-        """
-        return self._core.get(key)
-
-    @overload
-    def get_many(self, keys: Any, *, nulls: str = ...,
-                 categorical: Literal[False] = False) -> npt.NDArray[np.object_]: ...
-    @overload
-    def get_many(self, keys: Any, *, nulls: str = ..., categorical: Literal[True]) -> Any: ...
-    @overload
-    def get_many(self, keys: Any, *, nulls: str = ..., categorical: bool) -> Any: ...
-
-    def get_many(self, keys: Any, *, nulls: str = "raise", categorical: bool = False) -> Any:
-        """The node of each key, as an object array of names.
-
-        ``keys``: a list or tuple of str / bytes / int, a NumPy array (U, S, O, T or integer
-        dtype), a pyarrow Array, ChunkedArray or one-column Table, a pandas Series or
-        one-column DataFrame, a polars Series or one-column DataFrame.
-        ``nulls="none"`` maps a missing key (None, NaN, pandas.NA, an Arrow null) to None
-        instead of raising ValueError / TypeError.
-        ``categorical=True`` returns a ``pandas.Categorical`` instead (int32-sized codes into
-        the node names, missing keys as NaN): 4 bytes a key rather than a pointer.
-        """
-        core = self._core
-        idx = _route(core, core.hasher, keys, None, check_nulls(nulls))
-        if categorical:
-            return as_categorical(idx, core.nodes)
-        result: npt.NDArray[np.object_] = take_names(core.nodes, idx)
-        return result
-
-    def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
-                    nulls: str = "raise") -> npt.NDArray[np.int32]:
-        """The node of each key as an int32 index into ``ring.nodes``.
-
-        ``nulls="none"`` gives -1 for a missing key instead of raising.
-        """
-        core = self._core
-        return _route(core, core.hasher, keys, out, check_nulls(nulls))
-
-    def lookup(self, hashes: Any, out: npt.NDArray[np.int32] | None = None
-               ) -> npt.NDArray[np.int32]:
-        """Route keys already hashed to uint64: int32 indices into ``ring.nodes``."""
-        core = self._core
-        h = as_hashes(hashes)
-        result: npt.NDArray[np.int32] = route_hashes(core, h, out)
-        return result
-
-    def hash(self, key: str | bytes | int) -> int:
-        """The uint64 position of a key on the ring."""
-        return self._core.hasher.hash(key)
-
-    def hash_many(self, keys: Any) -> npt.NDArray[np.uint64]:
-        """The uint64 position of each key."""
-        return _hash_many(self._core.hasher, keys)
-
-    def replicas(self, key: str | bytes | int, n: int) -> list[str]:
-        """The first ``min(n, len(ring))`` distinct nodes clockwise from the key."""
-        n = check_n(n)
-        core = self._core
-        core.check_nonempty()
-        r = min(n, _live(core))
-        i = core.position_index(core.hasher.hash(key))
-        return [core.nodes[j] for j in core.replica_table(r)[i]]
-
-    def replica_indices(self, keys: Any, n: int) -> npt.NDArray[np.int32]:
-        """int32 array of shape (len(keys), min(n, len(ring))): replica node indices."""
-        n = check_n(n)
-        core = self._core
-        core.check_nonempty()
-        return _route_replicas(core, keys, min(n, _live(core)))
-
-    def replicas_many(self, keys: Any, n: int) -> npt.NDArray[np.object_]:
-        """Object array of shape (len(keys), min(n, len(ring))): replica node names."""
-        core = self._core
-        idx = self.replica_indices(keys, n) if core.nodes else None
-        if idx is None:
-            core.check_nonempty()
-        result: npt.NDArray[np.object_] = core.nodes_array()[idx]
-        return result
-
     # -- introspection ----------------------------------------------------------------------
-
-    @property
-    def nodes(self) -> tuple[str, ...]:
-        """Node names, sorted (by UTF-8 bytes, which is code-point order)."""
-        return self._core.nodes
 
     @property
     def weights(self) -> dict[str, float]:
         """A copy of the node -> weight mapping."""
-        return dict(self._state[1])
+        return dict(self._weights)
 
     @property
     def vnodes(self) -> int:
         return self._vnodes
 
     @property
-    def hash_name(self) -> str:
-        """The hash's name: "xxh3", "xxh64", "murmur3", "md5" or "callable"."""
-        return self._hash_name
-
-    @property
-    def seed(self) -> int:
-        return int(self._core.hasher.seed)
-
-    @property
     def positions(self) -> npt.NDArray[np.uint64]:
         """Read-only uint64 array of vnode positions, ascending."""
-        return self._core.positions
+        positions: npt.NDArray[np.uint64] = self._core.positions
+        return positions
 
     @property
     def owners(self) -> npt.NDArray[np.int32]:
         """Read-only int32 array: the node index owning each position."""
-        return self._core.owners
-
-    def __len__(self) -> int:
-        return len(self._core.nodes)
+        owners: npt.NDArray[np.int32] = self._core.owners
+        return owners
 
     def __contains__(self, node: object) -> bool:
-        return node in self._state[1]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._core.nodes)
+        return node in self._weights
 
     def ownership(self) -> dict[str, float]:
         """The exact share of the 2**64 hash space each node owns (sums to 1)."""
@@ -361,46 +215,50 @@ class HashRing:
         return dict(zip(core.nodes, arc_shares(core.positions, core.owners, len(core.nodes)),
                         strict=True))
 
-    def __repr__(self) -> str:
-        hash_part = "" if self._hash_name == "xxh3" else f", hash={self._hash_name!r}"
-        seed_part = "" if self.seed == 0 else f", seed={self.seed}"
-        ws = self._state[1]
-        if all(w == 1.0 for w in ws.values()):
-            shown: object = list(ws)
-        else:
-            shown = ws
+    def _repr_args(self) -> str:
+        ws = self._weights
         if len(ws) > 8:
-            return (f"HashRing(<{len(ws)} nodes>, vnodes={self._vnodes}{hash_part}{seed_part})")
-        return f"HashRing({shown!r}, vnodes={self._vnodes}{hash_part}{seed_part})"
+            shown = f"<{len(ws)} nodes>"
+        else:
+            shown = repr(list(ws)) if all(w == 1.0 for w in ws.values()) else repr(ws)
+        return f"{shown}, vnodes={self._vnodes}{self._hash_repr()}"
 
-    # -- equality, copies, serialization ----------------------------------------------------
+    # -- state and serialization --------------------------------------------------------------
 
-    def _params(self) -> tuple[object, ...]:
-        return (self._hash_name if self._hash_name != "callable" else self._hash,
-                self.seed, self._vnodes)
+    def _state(self) -> tuple[Any, ...]:
+        return (dict(self._weights), self._vnodes, self._hash_param(), self.seed,
+                sorted(self._down))
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, HashRing):
-            return NotImplemented
-        return (self._params() == other._params() and self._state[1] == other._state[1]
-                and self._down == other._down)
+    @classmethod
+    def _from_state(cls, state: tuple[Any, ...]) -> HashRing:
+        weights, vnodes, hash, seed, down = state
+        ring = cls(weights, vnodes=vnodes, hash=hash, seed=seed)
+        for node in down:
+            ring.mark_down(node)
+        return ring
 
-    __hash__ = None  # type: ignore[assignment]
+    def _payload(self) -> bytes:
+        return (self._hash_payload() + struct.pack("<I", self._vnodes)
+                + _format.pack_weights(self._weights))
 
-    def copy(self) -> HashRing:
-        """An independent ring with the same nodes, weights and parameters (shares arrays)."""
-        new = HashRing.__new__(HashRing)
-        new._vnodes = self._vnodes
-        new._hash = self._hash
-        new._hash_name = self._hash_name
-        new._lock = threading.Lock()
-        new._down = self._down
-        core, weights = self._state
-        new._install(core, dict(weights))
-        return new
+    @classmethod
+    def _from_payload(cls, r: _format.Reader, *,  # type: ignore[override]
+                      max_vnodes: int = DEFAULT_MAX_LOAD_VNODES) -> HashRing:
+        hash_name, seed = _format.read_hash(r)
+        (vnodes,) = r.unpack("I")
+        weights = _format.read_weights(r)
+        check_budget(weights, int(vnodes), max_vnodes)
+        return cls(weights, vnodes=int(vnodes), hash=hash_name, seed=seed)
 
-    def __copy__(self) -> HashRing:
-        return self.copy()
+    @classmethod
+    def from_bytes(cls, data: bytes, *,  # type: ignore[override]
+                   max_vnodes: int = DEFAULT_MAX_LOAD_VNODES) -> HashRing:
+        """Rebuild a ring from ``to_bytes`` output; damaged or foreign data raises ValueError.
+
+        Data from elsewhere cannot make this allocate without bound: a layout of more than
+        ``max_vnodes`` positions in all (default 2**24, about 200 MB) is refused before
+        anything is built."""
+        return super().from_bytes(data, max_vnodes=max_vnodes)
 
     # -- health -----------------------------------------------------------------------------
 
@@ -429,7 +287,7 @@ class HashRing:
         if not isinstance(node, str):
             raise TypeError(f"node names must be str, got {type(node).__name__!r}")
         with self._lock:
-            core, weights = self._state
+            core, weights = self._core, self._weights
             if node not in weights:
                 raise KeyError(node)
             if (node in self._down) == down:
@@ -444,69 +302,6 @@ class HashRing:
                 self._down = old
                 raise
 
-    def __deepcopy__(self, memo: dict[int, object]) -> HashRing:
-        return self.copy()
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (dict(self._state[1]), self._vnodes, self._hash, self.seed,
-                           sorted(self._down)))
-
-    def _payload(self) -> bytes:
-        if self._hash_name == "callable":
-            raise ValueError("a ring with a custom hash callable cannot be serialized or "
-                             "fingerprinted: its hash function is not data")
-        name = self._hash_name.encode("ascii")
-        parts = [struct.pack("<B", len(name)), name,
-                 struct.pack("<QII", self.seed, self._vnodes, len(self._state[1]))]
-        for node, w in self._state[1].items():
-            b = node.encode("utf-8")
-            parts.append(struct.pack("<I", len(b)))
-            parts.append(b)
-            parts.append(struct.pack("<d", w))
-        return b"".join(parts)
-
-    def to_bytes(self) -> bytes:
-        """Serialize the ring's parameters and nodes (a versioned, checksummed format)."""
-        return _format.pack(_format.KIND_HASHRING, self._payload())
-
-    @classmethod
-    def from_bytes(cls, data: bytes, *, max_vnodes: int = DEFAULT_MAX_LOAD_VNODES
-                   ) -> HashRing:
-        """Rebuild a ring from ``to_bytes`` output; damaged or foreign data raises ValueError.
-
-        Data from elsewhere cannot make this allocate without bound: a layout of more than
-        ``max_vnodes`` positions in all (default 2**24, about 200 MB) is refused before
-        anything is built."""
-        r = _format.Reader(_format.unpack(data, _format.KIND_HASHRING))
-        (nlen,) = r.unpack("B")
-        try:
-            hash_name = r.take(int(nlen)).decode("ascii")
-        except UnicodeDecodeError:
-            raise ValueError("data is damaged (hash name)") from None
-        seed, vnodes, count = r.unpack("QII")
-        if int(count) * 12 > r.remaining():  # each node takes >= 12 bytes: check before looping
-            raise ValueError("data is damaged (node count exceeds the data)")
-        weights: dict[str, float] = {}
-        for _ in range(int(count)):
-            (blen,) = r.unpack("I")
-            try:
-                name = r.take(int(blen)).decode("utf-8")
-            except UnicodeDecodeError:
-                raise ValueError("data is damaged (node name is not UTF-8)") from None
-            (w,) = r.unpack("d")
-            weights[name] = float(w)
-        r.done()
-        if len(weights) != count:
-            raise ValueError("data is damaged (duplicate node names)")
-        check_budget(weights, int(vnodes), max_vnodes)
-        try:
-            return cls(weights, vnodes=int(vnodes), hash=hash_name, seed=int(seed))
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"data is damaged ({e})") from None
-
-    def fingerprint(self) -> str:
-        """A sha256 hex digest of the layout's defining data: equal rings, equal fingerprints."""
-        return hashlib.sha256(b"consistent_hash.HashRing.v1\x00" + self._payload()).hexdigest()
 
 
 def check_budget(weights: Mapping[str, Any], vnodes: Any, max_vnodes: int) -> None:
@@ -517,31 +312,8 @@ def check_budget(weights: Mapping[str, Any], vnodes: Any, max_vnodes: int) -> No
             return  # the constructor raises the precise error
         total += max(1.0, vnodes * w + 0.5) if isinstance(vnodes, int) else 0.0
     if total > max_vnodes:
-        raise ValueError(f"the layout would have about {total:.3g} vnodes, more than "
+        raise _format.FormatError(f"the layout would have about {total:.3g} vnodes, more than "
                          f"max_vnodes={max_vnodes}; pass a larger max_vnodes if you trust it")
-
-
-def as_categorical(indices: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> Any:
-    """A pandas Categorical from node indices (-1 -> NaN)."""
-    try:  # pandas is untyped: see the note on its import in _containers.py
-        import pandas as pd  # type: ignore[import-untyped, unused-ignore]
-    except ImportError:
-        raise ImportError("categorical=True needs pandas: pip install pandas") from None
-    return pd.Categorical.from_codes(indices, categories=pd.Index(nodes, dtype=object),
-                                     validate=False)
-
-
-def _rebuild(weights: dict[str, float], vnodes: int, hash: Any, seed: int,
-             down: Iterable[str] = ()) -> HashRing:
-    ring = HashRing(weights, vnodes=vnodes, hash=hash, seed=seed)
-    for node in down:
-        ring.mark_down(node)
-    return ring
-
-
-def _live(core: _Ring) -> int:
-    """Nodes a lookup can reach: all of them, less any marked down."""
-    return int(getattr(core, "live", len(core.nodes)))
 
 
 def _bisect(names: tuple[str, ...], name: str) -> int:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from consistent_hash import TokenRing, murmur3_token, murmur3_tokens
-from consistent_hash.cassandra import MAX_TOKEN, MIN_TOKEN
+from consistent_hash.compat.cassandra import MAX_TOKEN, MIN_TOKEN
 
 murmur3_mod = pytest.importorskip("cassandra.murmur3", reason="cassandra-driver is the reference")
 metadata = pytest.importorskip("cassandra.metadata")

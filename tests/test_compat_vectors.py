@@ -84,8 +84,8 @@ def test_compat_doc_examples() -> None:
     assert result.failed == 0
 
 
-@pytest.mark.parametrize("name", ["consistent_hash.ketama", "consistent_hash.redis",
-                                  "consistent_hash.cassandra"])
+@pytest.mark.parametrize("name", ["consistent_hash.compat.ketama", "consistent_hash.compat.redis",
+                                  "consistent_hash.compat.cassandra"])
 def test_compat_docstring_examples(name: str) -> None:
     import doctest
     import importlib

@@ -1,4 +1,4 @@
-"""consistent_hash.dask on a real distributed cluster (worker processes on 127.0.0.1)."""
+"""consistent_hash.integrations.dask on a real distributed cluster (worker processes on 127.0.0.1)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 pd = pytest.importorskip("pandas")
 
-from consistent_hash.dask import assign, assign_indices, partition_by_node  # noqa: E402
+from consistent_hash.integrations.dask import assign, assign_indices, partition_by_node  # noqa: E402
 
 PARTS = 20
 PER_PART = 500_000  # 10,000,000 keys in all
@@ -109,3 +109,73 @@ def test_invalid_inputs() -> None:
     with pytest.raises(ValueError):
         partition_by_node(dd.from_pandas(pd.DataFrame({"k": ["x"]}), npartitions=1), "nope",
                           ring)
+
+
+# -- every router, Series and Index, and the graph's snapshot of the router ----------------------
+
+def _routers() -> list:
+    from consistent_hash import (
+        JumpHash,
+        KetamaRing,
+        Maglev,
+        MementoHash,
+        MultiProbe,
+        Rendezvous,
+        SlotMap,
+        TokenRing,
+    )
+
+    nodes = [f"10.0.0.{i}:11211" for i in range(1, 6)]
+    return [HashRing(nodes), KetamaRing(nodes, mode="ketama"), JumpHash(nodes),
+            MementoHash(nodes), Rendezvous(nodes), Maglev(nodes, table_size=251),
+            MultiProbe(nodes), SlotMap.even(nodes),
+            TokenRing({n: [i * 10**17 - 4 * 10**17] for i, n in enumerate(nodes)})]
+
+
+@pytest.mark.parametrize("router", _routers(), ids=lambda r: type(r).__name__)
+def test_every_router_with_a_series_and_an_index(router) -> None:  # type: ignore[no-untyped-def]
+    pdf = pd.DataFrame({"user": [f"user:{i}" for i in range(3000)], "v": np.arange(3000)})
+    ddf = dd.from_pandas(pdf, npartitions=3)
+    expected = router.get_many(pdf["user"])
+    with dask_sync():
+        got = assign(ddf["user"], router).compute()
+        assert got.astype(object).tolist() == expected.tolist()
+        assert (got.index == pdf.index).all()
+        idx = ddf.set_index("user").index
+        want = dict(zip(pdf["user"], expected.tolist(), strict=True))
+        by_index = assign(idx, router).compute()  # aligned on the index itself
+        assert dict(zip(by_index.index, by_index.astype(object), strict=True)) == want
+        ind = assign_indices(idx, router).compute()
+        assert {k: router.nodes[i] for k, i in zip(ind.index, ind, strict=True)} == want
+
+
+def test_the_graph_keeps_the_router_as_it_was_when_built() -> None:
+    ring = HashRing(["a", "b", "c"])
+    pdf = pd.DataFrame({"key": [f"k{i}" for i in range(6000)], "v": np.arange(6000)})
+    ddf = dd.from_pandas(pdf, npartitions=3)
+    expected = ring.get_many(pdf["key"])
+    names = assign(ddf["key"], ring)
+    parts = partition_by_node(ddf, "key", ring)
+    ring.add("d")  # after the graphs were built: they must not see it
+    assert len(set(ring.get_many(pdf["key"])) - {"a", "b", "c"}) == 1
+    with dask_sync():
+        got = names.compute()
+        assert list(got.dtype.categories) == ["a", "b", "c"]
+        assert got.astype(object).tolist() == expected.tolist()
+        assert parts.npartitions == 3
+        for i, node in enumerate(["a", "b", "c"]):
+            part = parts.get_partition(i).compute()
+            assert set(part["node"].astype(object)) == {node}
+            assert sorted(part["v"]) == sorted(pdf["v"][expected == node])
+
+
+def test_bad_nulls_value_is_refused_when_the_graph_is_built() -> None:
+    ks = dd.from_pandas(pd.Series(["x"]), npartitions=1)
+    with pytest.raises(ValueError, match="nulls"):
+        assign(ks, HashRing(["a"]), nulls="drop")
+
+
+def dask_sync():  # type: ignore[no-untyped-def]
+    import dask
+
+    return dask.config.set(scheduler="synchronous")

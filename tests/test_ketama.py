@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from servers import HOST, memcached_servers, nutcracker_proxy  # noqa: E402
 
 from consistent_hash import KetamaRing  # noqa: E402
-from consistent_hash.ketama import point_counts  # noqa: E402
+from consistent_hash.compat.ketama import point_counts  # noqa: E402
 
 pymemcache = pytest.importorskip("pymemcache.client.base")
 

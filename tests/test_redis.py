@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from servers import HOST, redis_cluster_server  # noqa: E402
 
 from consistent_hash import SlotMap, redis_slot, redis_slots  # noqa: E402
-from consistent_hash.redis import SLOTS  # noqa: E402
+from consistent_hash.compat.redis import SLOTS  # noqa: E402
 
 redis = pytest.importorskip("redis")
 from redis.crc import key_slot  # noqa: E402

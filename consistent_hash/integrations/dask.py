@@ -7,7 +7,7 @@ compiled batch path, and the result equals the single-process assignment key for
 
     import dask.dataframe as dd
     from consistent_hash import HashRing
-    from consistent_hash.dask import assign, partition_by_node
+    from consistent_hash.integrations.dask import assign, partition_by_node
 
     ring = HashRing([f"shard-{i}" for i in range(16)])
     df["shard"] = assign(df["user_id"], ring)             # a categorical column of node names
@@ -22,6 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from consistent_hash._router import Router
+from consistent_hash._validate import check_nulls
+
 __all__ = ["assign", "assign_indices", "partition_by_node"]
 
 
@@ -29,56 +32,67 @@ def _dd() -> Any:
     try:
         import dask.dataframe as dd
     except ImportError:
-        raise ImportError("consistent_hash.dask needs dask: pip install 'dask[dataframe]'"
+        raise ImportError("consistent_hash.integrations.dask needs dask: "
+                          "pip install 'dask[dataframe]'"
                           ) from None
     return dd
 
 
-def _check(keys: Any, router: Any) -> Any:
+def _snapshot(keys: Any, router: Any, nulls: str) -> Any:
+    """The router as it is now, as one graph node: later changes to ``router`` never reach
+    a graph already built (its declared categories and divisions stay true)."""
     dd = _dd()
     if not isinstance(keys, (dd.Series, dd.Index)):
         raise TypeError(f"keys must be a dask Series or Index, got {type(keys).__name__!r}")
-    if not hasattr(router, "get_indices") or not hasattr(router, "nodes"):
-        raise TypeError(f"router must be a router (HashRing, ...), got {type(router).__name__!r}")
+    if not isinstance(router, Router):
+        raise TypeError("router must be a router of this library (HashRing, KetamaRing, ...), "
+                        f"got {type(router).__name__!r}")
+    check_nulls(nulls)
     if len(router.nodes) == 0:
         raise ValueError("router has no nodes")
+    return router.copy()
+
+
+def _delayed(router: Any) -> Any:
     from dask.delayed import delayed
 
     return delayed(router, pure=True, traverse=False)
 
 
-def _indices_partition(part: Any, router: Any, nulls: str) -> Any:
+def _aligned(values: Any, part: Any) -> Any:
+    """A pandas Series of values aligned with a partition of a Series (its index) or of an
+    Index (the index itself)."""
     import pandas as pd
 
-    idx = router.get_indices(part, nulls=nulls)
-    return pd.Series(idx, index=part.index, name=part.name)
+    index = part if isinstance(part, pd.Index) else part.index
+    return pd.Series(values, index=index, name=part.name)
+
+
+def _indices_partition(part: Any, router: Any, nulls: str) -> Any:
+    return _aligned(router.get_indices(part, nulls=nulls), part)
 
 
 def _names_partition(part: Any, router: Any, nulls: str) -> Any:
-    import pandas as pd
-
-    idx = router.get_indices(part, nulls=nulls)
-    cat = pd.Categorical.from_codes(idx, categories=pd.Index(router.nodes, dtype=object),
-                                    validate=False)
-    return pd.Series(cat, index=part.index, name=part.name)
+    return _aligned(router.get_many(part, nulls=nulls, categorical=True), part)
 
 
 def assign_indices(keys: Any, router: Any, *, nulls: str = "raise") -> Any:
-    """A dask Series of int32 node indices (into ``router.nodes``), aligned with ``keys``."""
-    r = _check(keys, router)
+    """A dask Series of int32 node indices (into ``router.nodes`` as it is now), aligned with
+    ``keys``; with ``nulls="none"`` a missing key gets -1 instead of raising."""
+    snap = _snapshot(keys, router, nulls)
     meta = _meta_series(keys, np.dtype(np.int32))
-    return keys.map_partitions(_indices_partition, r, nulls, meta=meta)
+    return keys.map_partitions(_indices_partition, _delayed(snap), nulls, meta=meta)
 
 
 def assign(keys: Any, router: Any, *, nulls: str = "raise") -> Any:
-    """A dask Series of node names (pandas categorical over ``router.nodes``) aligned with
-    ``keys``; with ``nulls="none"`` a missing key gets NaN instead of raising."""
+    """A dask Series of node names (pandas categorical over ``router.nodes`` as it is now)
+    aligned with ``keys``; with ``nulls="none"`` a missing key gets NaN instead of raising."""
     import pandas as pd
 
-    r = _check(keys, router)
-    dtype = pd.CategoricalDtype(pd.Index(router.nodes, dtype=object))
+    snap = _snapshot(keys, router, nulls)
+    dtype = pd.CategoricalDtype(pd.Index(snap.nodes, dtype=object))
     meta = _meta_series(keys, dtype)
-    return keys.map_partitions(_names_partition, r, nulls, meta=meta)
+    return keys.map_partitions(_names_partition, _delayed(snap), nulls, meta=meta)
 
 
 def partition_by_node(df: Any, column: str, router: Any, *, node_column: str = "node") -> Any:
@@ -90,9 +104,10 @@ def partition_by_node(df: Any, column: str, router: Any, *, node_column: str = "
         raise TypeError(f"df must be a dask DataFrame, got {type(df).__name__!r}")
     if column not in df.columns:
         raise ValueError(f"df has no column {column!r}")
-    n = len(router.nodes)
-    out = df.assign(**{node_column: assign(df[column], router),
-                       "_node_index": assign_indices(df[column], router)})
+    snap = _snapshot(df[column], router, "raise")  # one layout for the names and the split
+    n = len(snap.nodes)
+    out = df.assign(**{node_column: assign(df[column], snap),
+                       "_node_index": assign_indices(df[column], snap)})
     # Divisions 0, 1, ..., n: partition i holds index values in [i, i + 1), that is node i.
     return out.set_index("_node_index", divisions=list(range(n + 1)), sorted=False)
 
@@ -100,4 +115,6 @@ def partition_by_node(df: Any, column: str, router: Any, *, node_column: str = "
 def _meta_series(keys: Any, dtype: Any) -> Any:
     import pandas as pd
 
-    return pd.Series([], dtype=dtype, name=getattr(keys, "name", None))
+    dd = _dd()
+    index = keys._meta if isinstance(keys, dd.Index) else keys._meta.index
+    return pd.Series([], dtype=dtype, index=index, name=getattr(keys, "name", None))

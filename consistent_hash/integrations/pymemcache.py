@@ -32,7 +32,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from consistent_hash.ketama import KetamaRing
+from consistent_hash.compat.ketama import KetamaRing
 from consistent_hash.ring import HashRing
 
 __all__ = ["KetamaHasher", "ModuloHasher", "RingHasher"]

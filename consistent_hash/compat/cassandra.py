@@ -23,17 +23,18 @@ node can be given tokens that split the largest ranges.
 from __future__ import annotations
 
 import heapq
+import struct
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash._containers import hash_many as _hash_many
-from consistent_hash._containers import route as _route
-from consistent_hash._containers import route_replicas as _route_replicas
-from consistent_hash._ring import HASH_IDS, _Hasher, _Ring, first_foreign, sort_pairs
+from consistent_hash import _containers, _format
+from consistent_hash._hashes import compat_hasher
+from consistent_hash._ring import _Ring, first_foreign, sort_pairs
+from consistent_hash._router import Router
 from consistent_hash._validate import check_int, check_n
 from consistent_hash.ring import arc_shares
 
@@ -42,8 +43,9 @@ __all__ = ["MAX_TOKEN", "MIN_TOKEN", "TokenRing", "murmur3_token", "murmur3_toke
 MIN_TOKEN = -(1 << 63)
 MAX_TOKEN = (1 << 63) - 1
 _FLIP: np.uint64 = np.uint64(1 << 63)
-_SERVER = _Hasher(HASH_IDS["cassandra"], 0, None)
-_RAW = _Hasher(HASH_IDS["cassandra_raw"], 0, None)
+_SERVER = compat_hasher("cassandra")
+_RAW = compat_hasher("cassandra_raw")
+KIND_TOKENRING = 23
 
 
 def _check_key(key: Any) -> None:
@@ -61,11 +63,34 @@ def _check_keys(keys: Any) -> None:
             for k in keys[i:]:
                 if type(k) is not str:
                     _check_key(k)
-    elif isinstance(keys, np.ndarray) and keys.dtype.kind in "iu":
-        raise TypeError(f"partition keys must be bytes or str, got an array of {keys.dtype}; "
-                        "serialize them first (e.g. a bigint key as 8 big-endian bytes)")
     elif isinstance(keys, np.ndarray) and keys.dtype == object:
         _check_keys(keys.tolist())
+    elif _integer_container(keys):
+        raise TypeError("partition keys must be bytes or str, got integer keys "
+                        f"({_dtype_name(keys)}); serialize them first (e.g. a bigint key as 8 "
+                        "big-endian bytes)")
+
+
+def _dtype_name(keys: Any) -> str:
+    return str(getattr(keys, "dtype", None) or getattr(keys, "type", type(keys).__name__))
+
+
+def _integer_container(keys: Any) -> bool:
+    """An array, Series or Arrow array of integers (whatever library it comes from)."""
+    dtype = getattr(keys, "dtype", None)
+    if dtype is not None:
+        is_integer = getattr(dtype, "is_integer", None)  # polars
+        if callable(is_integer):
+            return bool(is_integer())
+        if getattr(dtype, "kind", None) in ("i", "u"):  # NumPy and pandas, nullable included
+            return True
+        categories = getattr(dtype, "categories", None)  # a pandas categorical of integers
+        return categories is not None and getattr(categories.dtype, "kind", None) in ("i", "u")
+    arrow_type = getattr(keys, "type", None)  # pyarrow Array / ChunkedArray
+    if arrow_type is not None:
+        value_type = getattr(arrow_type, "value_type", arrow_type)  # dictionary values
+        return str(value_type).startswith(("int", "uint"))
+    return False
 
 
 def _signed(u: int) -> int:
@@ -88,7 +113,7 @@ def murmur3_token(key: str | bytes, *, raw: bool = False) -> int:
 def murmur3_tokens(keys: Any, *, raw: bool = False) -> npt.NDArray[np.int64]:
     """The token of every key as an int64 array (any container HashRing accepts)."""
     _check_keys(keys)
-    u = _hash_many(_RAW if raw else _SERVER, keys)
+    u = _containers.hash_many(_RAW if raw else _SERVER, keys)
     return (u ^ _FLIP).view(np.int64)
 
 
@@ -101,7 +126,7 @@ def _token(t: object, what: str = "token") -> int:
     return t
 
 
-class TokenRing:
+class TokenRing(Router):
     """A Cassandra token ring: each node owns (previous token, its token].
 
     Parameters
@@ -118,7 +143,9 @@ class TokenRing:
     ['a', 'c']
     """
 
-    __slots__ = ("_core", "_tokens", "_lock", "__weakref__")
+    __slots__ = ("_tokens",)
+    _kind = KIND_TOKENRING
+    _replicas = True
 
     def __init__(self, tokens: Mapping[str, Iterable[int]] | None = None) -> None:
         self._lock = threading.Lock()
@@ -159,26 +186,19 @@ class TokenRing:
         pos = np.ascontiguousarray(pos, dtype=np.uint64)
         sort_pairs(pos, own)
         core = _Ring(pos, own, names, _SERVER)
-        self._core, self._tokens = core, tokens
+        self._tokens = tokens
+        self._core = core
 
     # -- lookups ----------------------------------------------------------------------------
 
-    def get(self, key: str | bytes) -> str:
+    def get(self, key: str | bytes) -> str:  # type: ignore[override]  # no int keys
         """The node owning the key's token (the first replica)."""
         _check_key(key)
-        return self._core.get(key)
+        node: str = self._core.get(key)
+        return node
 
-    def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
-        core = self._core
-        result: npt.NDArray[np.object_] = core.nodes_array()[self.get_indices(keys)]
-        return result
-
-    def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None
-                    ) -> npt.NDArray[np.int32]:
-        """int32 index into ``nodes`` of each key's owner."""
+    def _check_keys(self, keys: Any) -> None:
         _check_keys(keys)
-        core = self._core
-        return _route(core, core.hasher, keys, out)
 
     def token(self, key: str | bytes) -> int:
         return murmur3_token(key)
@@ -186,7 +206,8 @@ class TokenRing:
     def owner_of_token(self, token: int) -> str:
         """The node owning a token: the one with the smallest token >= it, wrapping."""
         core = self._core
-        return core.nodes[core.index_of_hash(_token(token) + (1 << 63))]
+        node: str = core.nodes[core.index_of_hash(_token(token) + (1 << 63))]
+        return node
 
     def replicas_of_token(self, token: int, n: int) -> list[str]:
         """SimpleStrategy replicas: the owner, then the next distinct nodes clockwise."""
@@ -196,22 +217,6 @@ class TokenRing:
         r = min(n, len(core.nodes))
         i = core.position_index(_token(token) + (1 << 63))
         return [core.nodes[j] for j in core.replica_table(r)[i]]
-
-    def replicas(self, key: str | bytes, n: int) -> list[str]:
-        """The ``min(n, len(nodes))`` replicas of a key under SimpleStrategy (RF = n)."""
-        return self.replicas_of_token(murmur3_token(key), n)
-
-    def replica_indices(self, keys: Any, n: int) -> npt.NDArray[np.int32]:
-        n = check_n(n)
-        _check_keys(keys)
-        core = self._core
-        core.check_nonempty()
-        return _route_replicas(core, keys, min(n, len(core.nodes)))
-
-    def replicas_many(self, keys: Any, n: int) -> npt.NDArray[np.object_]:
-        core = self._core
-        result: npt.NDArray[np.object_] = core.nodes_array()[self.replica_indices(keys, n)]
-        return result
 
     # -- changes ----------------------------------------------------------------------------
 
@@ -266,10 +271,6 @@ class TokenRing:
     # -- introspection ----------------------------------------------------------------------
 
     @property
-    def nodes(self) -> tuple[str, ...]:
-        return self._core.nodes
-
-    @property
     def tokens(self) -> dict[str, list[int]]:
         """node -> its sorted tokens."""
         return {n: list(t) for n, t in self._tokens.items()}
@@ -286,17 +287,39 @@ class TokenRing:
         return dict(zip(core.nodes, arc_shares(core.positions, core.owners, len(core.nodes)),
                         strict=True))
 
-    def __len__(self) -> int:
-        return len(self._core.nodes)
-
     def __contains__(self, node: object) -> bool:
         return node in self._tokens
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._core.nodes)
+    # -- state and serialization --------------------------------------------------------------
 
-    def __repr__(self) -> str:
-        return f"TokenRing(<{len(self)} nodes, {len(self._core.positions)} tokens>)"
+    def _state(self) -> tuple[Any, ...]:
+        return (self.tokens,)
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (TokenRing, (self.tokens,))
+    @classmethod
+    def _from_state(cls, state: tuple[Any, ...]) -> TokenRing:
+        return cls(state[0])
+
+    def _payload(self) -> bytes:
+        parts = [struct.pack("<I", len(self._tokens))]
+        for node, ts in self._tokens.items():
+            parts += [_format.pack_str(node), struct.pack(f"<I{len(ts)}q", len(ts), *ts)]
+        return b"".join(parts)
+
+    @classmethod
+    def _from_payload(cls, r: _format.Reader, **options: Any) -> TokenRing:
+        (count,) = r.unpack("I")
+        if int(count) * 8 > r.remaining():
+            raise _format.FormatError("data is damaged (node count exceeds the data)")
+        tokens: dict[str, list[int]] = {}
+        for _ in range(int(count)):
+            node = _format.read_str(r)
+            (k,) = r.unpack("I")
+            if int(k) * 8 > r.remaining():
+                raise _format.FormatError("data is damaged (token count exceeds the data)")
+            tokens[node] = [int(t) for t in r.unpack(f"{k}q")]
+        if len(tokens) != count:
+            raise _format.FormatError("data is damaged (duplicate node names)")
+        return cls(tokens)
+
+    def _repr_args(self) -> str:
+        return f"<{len(self)} nodes, {len(self._core.positions)} tokens>"

@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash._ring import bounded_assign
-from consistent_hash._validate import check_int
+from consistent_hash._ring import bounded_assign, take_names
+from consistent_hash._router import Router
+from consistent_hash._validate import check_int, check_nulls
 
 __all__ = ["BoundedLoad", "CapacityError"]
 
@@ -81,10 +82,10 @@ class BoundedLoad:
                  "__weakref__")
 
     def __init__(self, router: Any, c: float = 1.25, *, capacity: int | None = None) -> None:
-        core = getattr(router, "_core", None)
-        if core is None or not hasattr(router, "hash_many") or not hasattr(core, "nodes"):
-            raise TypeError("router must be a HashRing, JumpHash, Rendezvous, Maglev, "
-                            f"MultiProbe or MementoHash, got {type(router).__name__!r}")
+        if not isinstance(router, Router):
+            raise TypeError("router must be a router of this library (HashRing, JumpHash, "
+                            "Rendezvous, Maglev, MultiProbe, MementoHash, ...), got "
+                            f"{type(router).__name__!r}")
         self._router = router
         self._c = _check_c(c)
         self._c_ratio = Fraction(repr(self._c)).as_integer_ratio()
@@ -150,17 +151,30 @@ class BoundedLoad:
 
     # -- batch -------------------------------------------------------------------------------
 
-    def assign_indices(self, keys: Any, *, spread: int = 1) -> npt.NDArray[np.int32]:
+    def assign_indices(self, keys: Any, *, spread: int = 1, nulls: str = "raise"
+                       ) -> npt.NDArray[np.int32]:
         """Place the keys in order under the bound: int32 indices into ``router.nodes``.
 
         Every key (each occurrence of a repeated key too) is one unit of load; no node gets
-        more than its capacity for ``m = len(keys)``.
+        more than its capacity for ``m = len(keys)``.  ``nulls="none"`` gives a missing key
+        -1 (it takes no load) instead of raising.
         """
         spread = check_int(spread, "spread", 1)
-        core = self._router._core
-        hashes = np.ascontiguousarray(self._router.hash_many(keys), dtype=np.uint64)
-        core.check_nonempty()
+        router = self._router
+        core = router._core
+        if check_nulls(nulls):
+            missing = router.get_indices(keys, nulls="none") < 0
+            if missing.any():
+                present = [k for k, gone in zip(_objects(keys), missing.tolist(), strict=True)
+                           if not gone]
+                out = np.full(len(missing), -1, dtype=np.int32)
+                out[~missing] = self.assign_indices(present, spread=spread)
+                return out
+        hashes = np.ascontiguousarray(router.hash_many(keys), dtype=np.uint64)
         m = len(hashes)
+        if m == 0:
+            return np.empty(0, dtype=np.int32)
+        core.check_nonempty()
         caps = self._caps(core, m)
         if int(caps.sum()) < m:
             raise ValueError(f"unsatisfiable bound: the nodes hold at most {int(caps.sum())} "
@@ -171,12 +185,13 @@ class BoundedLoad:
                                                        min(spread, 1 << 30), out)
         return result
 
-    def assign_many(self, keys: Any, *, spread: int = 1) -> npt.NDArray[np.object_]:
-        """Place the keys in order under the bound: an object array of node names."""
+    def assign_many(self, keys: Any, *, spread: int = 1, nulls: str = "raise"
+                    ) -> npt.NDArray[np.object_]:
+        """Place the keys in order under the bound: an object array of node names (None for a
+        missing key with ``nulls="none"``)."""
         core = self._router._core
-        idx = self.assign_indices(keys, spread=spread)
-        names = np.array(core.nodes, dtype=object)
-        result: npt.NDArray[np.object_] = names[idx]
+        idx = self.assign_indices(keys, spread=spread, nulls=nulls)
+        result: npt.NDArray[np.object_] = take_names(core.nodes, idx)
         return result
 
     # -- live load ---------------------------------------------------------------------------
@@ -184,9 +199,9 @@ class BoundedLoad:
     def _live_snapshot(self) -> tuple[Any, ...]:
         """The router's current snapshot with the live loads laid out by node index."""
         core = self._router._core
-        # A HashRing weight change that keeps every vnode count keeps its core but swaps its
-        # state tuple: either change invalidates the cached shares.
-        state = getattr(self._router, "_state", None)
+        # A weight change that keeps every vnode count keeps the core but swaps the weights
+        # dict: either change invalidates the cached shares.
+        state = getattr(self._router, "_weights", None)
         snap = self._snap
         if snap is None or snap[0] is not core or snap[4] is not state:
             nodes = core.nodes
@@ -254,3 +269,40 @@ class BoundedLoad:
     def __repr__(self) -> str:
         cap = f", capacity={self._capacity}" if self._capacity is not None else ""
         return f"BoundedLoad({self._router!r}, c={self._c}{cap})"
+
+    # -- copies and pickling: the live loads travel with the assigner -------------------------
+
+    def copy(self) -> BoundedLoad:
+        """An independent assigner over a copy of the router, holding the same live loads."""
+        with self._lock:
+            return BoundedLoad._restore(self._router.copy(), self._c, self._capacity,
+                                        dict(self._loads))
+
+    def __copy__(self) -> BoundedLoad:
+        return self.copy()
+
+    def __deepcopy__(self, memo: dict[int, object]) -> BoundedLoad:
+        return self.copy()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        with self._lock:
+            return (BoundedLoad._restore, (self._router, self._c, self._capacity,
+                                           dict(self._loads)))
+
+    @staticmethod
+    def _restore(router: Any, c: float, capacity: int | None, loads: dict[str, int]
+                 ) -> BoundedLoad:
+        new = BoundedLoad(router, c, capacity=capacity)
+        new._loads = {n: int(v) for n, v in loads.items() if v > 0}
+        new._held = sum(new._loads.values())
+        return new
+
+
+def _objects(keys: Any) -> list[Any]:
+    """The keys of any container as Python objects (the slow path that drops missing keys)."""
+    to_pylist = getattr(keys, "to_pylist", None)
+    if to_pylist is not None:
+        return list(to_pylist())
+    if hasattr(keys, "columns"):  # a one-column table
+        return _objects(keys[list(keys.columns)[0]])
+    return list(keys)

@@ -41,28 +41,18 @@ at or after its hash, wrapping round.
 from __future__ import annotations
 
 import math
+import struct
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash._containers import hash_many as _hash_many
-from consistent_hash._containers import route as _route
-from consistent_hash._containers import route_replicas as _route_replicas
-from consistent_hash._ring import (
-    HASH_IDS,
-    POINTS_DIGEST,
-    POINTS_HASH,
-    _Hasher,
-    _Ring,
-    compat_points,
-    route_hashes,
-    sort_points,
-)
-from consistent_hash._validate import check_n
-from consistent_hash.ring import as_hashes
+from consistent_hash import _format
+from consistent_hash._hashes import compat_hasher
+from consistent_hash._ring import POINTS_DIGEST, POINTS_HASH, _Ring, compat_points, sort_points
+from consistent_hash._router import Router
 
 __all__ = ["KETAMA_MODES", "KetamaRing", "point_counts"]
 
@@ -71,7 +61,8 @@ KETAMA_MODES = ("ketama_weighted", "ketama", "consistent_weighted", "spy", "libk
 _DEFAULT_HASH = {"ketama_weighted": "md5", "ketama": "one_at_a_time",
                  "consistent_weighted": "one_at_a_time", "spy": "one_at_a_time",
                  "libketama": "md5", "twemproxy": "md5"}
-_KEY_HASH_IDS = {"md5": HASH_IDS["ketama_md5"], "one_at_a_time": HASH_IDS["one_at_a_time"]}
+_KEY_HASHES = {"md5": "ketama_md5", "one_at_a_time": "one_at_a_time"}
+KIND_KETAMA = 21
 _MAX_WEIGHT = (1 << 32) - 1
 
 
@@ -131,7 +122,7 @@ def _parse_server(spec: Any) -> tuple[str, str, int, int | None, str | None]:
     return f"{host}:{port}", host, port, weight, name
 
 
-class KetamaRing:
+class KetamaRing(Router):
     """A ketama continuum placed exactly as libmemcached, libketama or twemproxy place it.
 
     Parameters
@@ -153,7 +144,10 @@ class KetamaRing:
     '10.0.0.2:11211'
     """
 
-    __slots__ = ("_mode", "_hash_name", "_hasher", "_lock", "_state", "__weakref__")
+    __slots__ = ("_mode", "_hash_name", "_specs", "_weights")
+    _kind = KIND_KETAMA
+    _replicas = True
+    _hash_shift = 32  # the 32-bit key hash sits in the high half of the core's positions
 
     def __init__(self, servers: Iterable[str] = (), weights: Mapping[str, int] | None = None,
                  *, mode: str | None = None, hash: str | None = None) -> None:
@@ -167,14 +161,13 @@ class KetamaRing:
             hash = _DEFAULT_HASH[mode]
         elif hash == "default":  # pylibmc's name for libmemcached's default, one-at-a-time
             hash = "one_at_a_time"
-        if hash not in _KEY_HASH_IDS:
+        if hash not in _KEY_HASHES:
             raise ValueError(f'hash must be "md5" or "one_at_a_time", got {hash!r}')
         if mode == "ketama_weighted" and hash != "md5":
             raise ValueError('mode="ketama_weighted" always hashes keys with MD5 (libmemcached '
                              'sets it); for one-at-a-time keys use mode="consistent_weighted"')
         self._mode = mode
         self._hash_name = hash
-        self._hasher = _Hasher(_KEY_HASH_IDS[hash], 0, None)
         self._lock = threading.Lock()
         if isinstance(servers, str):
             raise TypeError("servers must be an iterable of 'host:port' strings, not a str")
@@ -224,10 +217,12 @@ class KetamaRing:
             pos, own = compat_points(prefixes, labels, POINTS_DIGEST, 4)
         else:
             labels = np.full(len(names), 100, dtype=np.uint32)
-            pos, own = compat_points(prefixes, labels, POINTS_HASH, 1, self._hasher.hid)
+            pos, own = compat_points(prefixes, labels, POINTS_HASH, 1,
+                                     compat_hasher(_KEY_HASHES[self._hash_name]).hid)
         sort_points(pos, own)  # ties: the earlier server first, as the originals' stable sort
-        core = _Ring(pos, own, names, self._hasher)
-        self._state = (core, specs, {n: ws[n] for n in names})
+        core = _Ring(pos, own, names, compat_hasher(_KEY_HASHES[self._hash_name]))
+        self._specs, self._weights = specs, {n: ws[n] for n in names}
+        self._core = core
 
     # -- changes ----------------------------------------------------------------------------
 
@@ -237,7 +232,7 @@ class KetamaRing:
         w = (1 if w is None else w) if weight is None else weight
         _check_weight(w, key)
         with self._lock:
-            core, specs, ws = self._state
+            specs, ws = self._specs, self._weights
             if key in ws:
                 raise ValueError(f"server {key!r} is already in the ring")
             self._install(specs + ((key, host, port, name),), {**ws, key: w})
@@ -246,7 +241,7 @@ class KetamaRing:
         """Remove a server; raises KeyError if it is absent."""
         key = _parse_server(server)[0]
         with self._lock:
-            core, specs, ws = self._state
+            specs, ws = self._specs, self._weights
             if key not in ws:
                 raise KeyError(server)
             self._install(tuple(s for s in specs if s[0] != key),
@@ -257,65 +252,10 @@ class KetamaRing:
         key = _parse_server(server)[0]
         _check_weight(weight, key)
         with self._lock:
-            core, specs, ws = self._state
+            specs, ws = self._specs, self._weights
             if key not in ws:
                 raise KeyError(server)
             self._install(specs, {**ws, key: weight})
-
-    # -- lookups ----------------------------------------------------------------------------
-
-    def get(self, key: str | bytes | int) -> str:
-        """The server of one key (str is hashed as UTF-8, int as its decimal digits)."""
-        return self._state[0].get(key)
-
-    def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
-        """The server of each key, as an object array (any container HashRing accepts)."""
-        core = self._state[0]
-        result: npt.NDArray[np.object_] = core.nodes_array()[_route(core, core.hasher, keys)]
-        return result
-
-    def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None
-                    ) -> npt.NDArray[np.int32]:
-        """int32 index into ``ring.nodes`` of each key's server."""
-        core = self._state[0]
-        return _route(core, core.hasher, keys, out)
-
-    def lookup(self, hashes: Any) -> npt.NDArray[np.int32]:
-        """Route keys already hashed: the 32-bit key hashes (as ``hash`` gives them)."""
-        h = as_hashes(hashes)
-        if h.size and int(h.max()) >> 32:
-            raise ValueError("ketama key hashes are 32-bit: values must be below 2**32")
-        result: npt.NDArray[np.int32] = route_hashes(self._state[0], h << np.uint64(32))
-        return result
-
-    def hash(self, key: str | bytes | int) -> int:
-        """The 32-bit key hash the client computes for a key."""
-        return int(self._hasher.hash(key)) >> 32  # ring positions hold it in the high half
-
-    def hash_many(self, keys: Any) -> npt.NDArray[np.uint64]:
-        """The 32-bit key hash of every key (as uint64)."""
-        # np.uint64(...) is Any in numpy's stubs for Python 3.10 only, hence unused-ignore.
-        return _hash_many(self._hasher, keys) >> np.uint64(32)  # type: ignore[no-any-return, unused-ignore]
-
-    def replicas(self, key: str | bytes | int, n: int) -> list[str]:
-        """The first ``min(n, len(ring))`` distinct servers clockwise from the key."""
-        n = check_n(n)
-        core = self._state[0]
-        core.check_nonempty()
-        r = min(n, len(core.nodes))
-        i = core.position_index(core.hasher.hash(key))
-        return [core.nodes[j] for j in core.replica_table(r)[i]]
-
-    def replica_indices(self, keys: Any, n: int) -> npt.NDArray[np.int32]:
-        n = check_n(n)
-        core = self._state[0]
-        core.check_nonempty()
-        return _route_replicas(core, keys, min(n, len(core.nodes)))
-
-    def replicas_many(self, keys: Any, n: int) -> npt.NDArray[np.object_]:
-        core = self._state[0]
-        result: npt.NDArray[np.object_] = core.nodes_array()[self.replica_indices(keys, n)]
-        return result
 
     # -- introspection ----------------------------------------------------------------------
 
@@ -328,50 +268,59 @@ class KetamaRing:
         return self._hash_name
 
     @property
-    def nodes(self) -> tuple[str, ...]:
-        """Servers as "host:port", in ring order (the order they were given and added)."""
-        return self._state[0].nodes
-
-    @property
     def weights(self) -> dict[str, int]:
-        return dict(self._state[2])
+        return dict(self._weights)
 
     @property
     def positions(self) -> npt.NDArray[np.uint64]:
         """The continuum's point values (32-bit, as uint64), ascending."""
-        return self._state[0].positions >> np.uint64(32)  # type: ignore[no-any-return, unused-ignore]
+        return self._core.positions >> np.uint64(32)  # type: ignore[no-any-return, unused-ignore]
 
     @property
     def owners(self) -> npt.NDArray[np.int32]:
-        return self._state[0].owners
-
-    def __len__(self) -> int:
-        return len(self._state[0].nodes)
+        owners: npt.NDArray[np.int32] = self._core.owners
+        return owners
 
     def __contains__(self, server: object) -> bool:
         if not isinstance(server, str):
             return False
         try:
-            return _parse_server(server)[0] in self._state[2]
+            return _parse_server(server)[0] in self._weights
         except (TypeError, ValueError):
             return False
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._state[0].nodes)
+    # -- state and serialization --------------------------------------------------------------
 
-    def __repr__(self) -> str:
-        return (f"KetamaRing({list(self.nodes)!r}, mode={self._mode!r}"
+    def _servers(self) -> list[str]:
+        """The servers as the constructor takes them (a twemproxy name after the address)."""
+        return [s[0] if s[3] is None else f"{s[0]}:1 {s[3]}" for s in self._specs]
+
+    def _state(self) -> tuple[Any, ...]:
+        return (self._servers(), dict(self._weights), self._mode, self._hash_name)
+
+    @classmethod
+    def _from_state(cls, state: tuple[Any, ...]) -> KetamaRing:
+        servers, weights, mode, hash = state
+        return cls(servers, weights, mode=mode, hash=hash)
+
+    def _payload(self) -> bytes:
+        parts = [_format.pack_str(self._mode), _format.pack_str(self._hash_name),
+                 _format.pack_names(self._servers())]
+        parts += [struct.pack("<I", self._weights[s[0]]) for s in self._specs]
+        return b"".join(parts)
+
+    @classmethod
+    def _from_payload(cls, r: _format.Reader, **options: Any) -> KetamaRing:
+        mode, hash = _format.read_str(r), _format.read_str(r)
+        servers = _format.read_names(r)
+        counts = r.unpack(f"{len(servers)}I")
+        weights = {_parse_server(s)[0]: int(w) for s, w in zip(servers, counts, strict=True)}
+        return cls(servers, weights, mode=mode, hash=hash)
+
+    def _repr_args(self) -> str:
+        return (f"{list(self.nodes)!r}, mode={self._mode!r}"
                 + ("" if self._hash_name == _DEFAULT_HASH[self._mode]
-                   else f", hash={self._hash_name!r}") + ")")
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        specs = self._state[1]
-        servers = [s[0] if s[3] is None else f"{s[0]}:1 {s[3]}" for s in specs]
-        return (_rebuild, (servers, dict(self._state[2]), self._mode, self._hash_name))
-
-
-def _rebuild(servers: list[str], weights: dict[str, int], mode: str, hash: str) -> KetamaRing:
-    return KetamaRing(servers, weights, mode=mode, hash=hash)
+                   else f", hash={self._hash_name!r}"))
 
 
 def _check_weight(w: Any, server: str) -> None:

@@ -15,23 +15,27 @@ or leave.
 from __future__ import annotations
 
 import math
+import struct
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash._containers import hash_many as _hash_many
-from consistent_hash._containers import route as _route
-from consistent_hash._ring import HASH_IDS, _Hasher, _SlotTable
+from consistent_hash import _containers, _format
+from consistent_hash._hashes import compat_hasher
+from consistent_hash._ring import _SlotTable
+from consistent_hash._router import Key, Router
 
 __all__ = ["SLOTS", "SlotMap", "SlotMove", "redis_slot", "redis_slots"]
 
 SLOTS = 16384
-_HASHER = _Hasher(HASH_IDS["redis_slot"], 0, None)
+_HASHER = compat_hasher("redis_slot")
+KIND_SLOTMAP = 22
 
 
-def redis_slot(key: str | bytes | int) -> int:
+def redis_slot(key: Key) -> int:
     """The Redis Cluster slot of a key (str is hashed as UTF-8, int as its decimal digits).
 
     >>> redis_slot("123456789"), redis_slot("{user1000}.following"), redis_slot("foo{}{bar}")
@@ -42,7 +46,7 @@ def redis_slot(key: str | bytes | int) -> int:
 
 def redis_slots(keys: Any) -> npt.NDArray[np.uint16]:
     """The slot of every key, as a uint16 array (any container HashRing accepts)."""
-    return _hash_many(_HASHER, keys).astype(np.uint16)
+    return _containers.hash_many(_HASHER, keys).astype(np.uint16)
 
 
 class SlotMove(NamedTuple):
@@ -60,7 +64,7 @@ class SlotMove(NamedTuple):
         return self.last - self.first + 1
 
 
-class SlotMap:
+class SlotMap(Router):
     """Which node serves each of the 16,384 slots.
 
     Parameters
@@ -80,7 +84,8 @@ class SlotMap:
     (4096, 4096)
     """
 
-    __slots__ = ("_core", "_nodes")
+    __slots__ = ()
+    _kind = KIND_SLOTMAP
 
     def __init__(self, ranges: Iterable[Sequence[Any]] = ()) -> None:
         table = np.full(SLOTS, -1, dtype=np.int32)
@@ -100,8 +105,8 @@ class SlotMap:
         self._set(table, tuple(nodes))
 
     def _set(self, table: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> None:
-        self._core = _SlotTable(table)
-        self._nodes = nodes
+        self._lock = threading.Lock()
+        self._core = _SlotTable(table, nodes, _HASHER)
 
     @classmethod
     def _from_table(cls, table: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> SlotMap:
@@ -148,46 +153,31 @@ class SlotMap:
 
     # -- lookups ----------------------------------------------------------------------------
 
-    def get(self, key: str | bytes | int) -> str:
+    def get(self, key: Key) -> str:
         """The node serving the key's slot; LookupError if the slot is unassigned."""
         s = redis_slot(key)
         i = int(self._core.table[s])
         if i < 0:
             raise LookupError(f"slot {s} (of key {key!r}) is not assigned to any node")
-        return self._nodes[i]
+        return self.nodes[i]
 
     def get_slot(self, slot: int) -> str | None:
         """The node serving a slot, or None."""
         i = int(self._core.table[_slot(slot, "slot")])
-        return None if i < 0 else self._nodes[i]
-
-    def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None
-                    ) -> npt.NDArray[np.int32]:
-        """int32 index into ``nodes`` of each key's node (-1 for an unassigned slot)."""
-        return _route(self._core, _HASHER, keys, out)
-
-    def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
-        """The node of each key (None for an unassigned slot), as an object array."""
-        names = np.empty(len(self._nodes) + 1, dtype=object)
-        names[: len(self._nodes)] = self._nodes
-        result: npt.NDArray[np.object_] = names[self.get_indices(keys)]
-        return result
+        return None if i < 0 else self.nodes[i]
 
     # -- introspection ----------------------------------------------------------------------
 
     @property
-    def nodes(self) -> tuple[str, ...]:
-        return self._nodes
-
-    @property
     def table(self) -> npt.NDArray[np.int32]:
         """Read-only int32[16384]: node index per slot, -1 where unassigned."""
-        return self._core.table
+        table: npt.NDArray[np.int32] = self._core.table
+        return table
 
     def counts(self) -> dict[str, int]:
         """Slots per node."""
-        c = np.bincount(self.table[self.table >= 0], minlength=len(self._nodes))
-        return {n: int(c[i]) for i, n in enumerate(self._nodes)}
+        c = np.bincount(self.table[self.table >= 0], minlength=len(self.nodes))
+        return {n: int(c[i]) for i, n in enumerate(self.nodes)}
 
     def ranges(self) -> list[tuple[int, int, str]]:
         """Inclusive (first, last, node) ranges, as CLUSTER SLOTS lists them."""
@@ -195,24 +185,37 @@ class SlotMap:
         cuts = np.flatnonzero(np.diff(t)) + 1
         starts = np.r_[0, cuts]
         ends = np.r_[cuts - 1, SLOTS - 1]
-        return [(int(a), int(b), self._nodes[int(t[a])])
+        return [(int(a), int(b), self.nodes[int(t[a])])
                 for a, b in zip(starts, ends, strict=True) if t[a] >= 0]
 
-    def __len__(self) -> int:
-        return len(self._nodes)
+    # -- state and serialization --------------------------------------------------------------
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SlotMap):
-            return NotImplemented
-        return self.ranges() == other.ranges()
+    def _state(self) -> tuple[Any, ...]:
+        return (self.ranges(),)
 
-    __hash__ = None  # type: ignore[assignment]
+    @classmethod
+    def _from_state(cls, state: tuple[Any, ...]) -> SlotMap:
+        return cls(state[0])
 
-    def __repr__(self) -> str:
-        return f"SlotMap({self.ranges()!r})"
+    def _payload(self) -> bytes:
+        ranges = self.ranges()
+        return struct.pack("<I", len(ranges)) + b"".join(
+            struct.pack("<HH", first, last) + _format.pack_str(node)
+            for first, last, node in ranges)
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (SlotMap, (self.ranges(),))
+    @classmethod
+    def _from_payload(cls, r: _format.Reader, **options: Any) -> SlotMap:
+        (count,) = r.unpack("I")
+        if int(count) * 8 > r.remaining():
+            raise _format.FormatError("data is damaged (range count exceeds the data)")
+        ranges = []
+        for _ in range(int(count)):
+            first, last = r.unpack("HH")
+            ranges.append((int(first), int(last), _format.read_str(r)))
+        return cls(ranges)
+
+    def _repr_args(self) -> str:
+        return repr(self.ranges())
 
     # -- rebalancing --------------------------------------------------------------------------
 
@@ -239,7 +242,7 @@ class SlotMap:
         index = {n: i for i, n in enumerate(names)}
         new = np.full(SLOTS, -1, dtype=np.int32)
         free: list[tuple[int, str | None]] = []  # slots to hand out, with their source
-        for i, n in enumerate(self._nodes):
+        for i, n in enumerate(self.nodes):
             slots = np.flatnonzero(old == i)
             keep = target.get(n, 0)
             if n in index:
@@ -263,15 +266,15 @@ class SlotMap:
 
     def add_node(self, node: str) -> tuple[SlotMap, list[SlotMove]]:
         """Rebalance with ``node`` joining: it receives slots, nothing else moves."""
-        if node in self._nodes:
+        if node in self.nodes:
             raise ValueError(f"node {node!r} is already in the map")
-        return self.rebalance([*self._nodes, node])
+        return self.rebalance([*self.nodes, node])
 
     def remove_node(self, node: str) -> tuple[SlotMap, list[SlotMove]]:
         """Rebalance with ``node`` leaving: only its slots move."""
-        if node not in self._nodes:
+        if node not in self.nodes:
             raise KeyError(node)
-        return self.rebalance([n for n in self._nodes if n != node])
+        return self.rebalance([n for n in self.nodes if n != node])
 
 
 def _slot(v: Any, name: str) -> int:
