@@ -25,9 +25,10 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
-from consistent_hash._containers import _split
+from consistent_hash._containers import hash_many as _hash_many
 from consistent_hash._containers import route as _route
-from consistent_hash._containers import route_replicas as _route_replicas
+from consistent_hash._containers import route_hashes
+from consistent_hash._containers import replicas as _route_replicas
 from consistent_hash._ring import (
     EmptyRingError,
     _Hasher,
@@ -37,7 +38,6 @@ from consistent_hash._ring import (
     _Memento,
     _MultiProbe,
     _Rendezvous,
-    route_hashes,
 )
 from consistent_hash._ring import jump_hash as _jump_scalar
 from consistent_hash._validate import (
@@ -49,7 +49,6 @@ from consistent_hash._validate import (
     make_hasher,
     node_weights,
 )
-from consistent_hash.ring import as_hashes
 
 __all__ = ["EmptyRingError", "JumpHash", "Maglev", "MementoHash", "MultiProbe", "Rendezvous",
            "is_prime", "jump_hash"]
@@ -70,7 +69,7 @@ MAX_NUMBERED_BUCKETS = 1 << 24
 def _route_raw(core: Any, keys: Any, out: npt.NDArray[np.int32] | None, nulls: bool
                ) -> npt.NDArray[np.int32]:
     """consistent_hash._containers.route for routers that take integer keys as they are."""
-    return _route(core, core.hasher, keys, out, nulls, raw_ints=True)
+    return _route(core, keys, out, nulls=nulls)
 
 
 def _node_list(nodes: Any, algo: str) -> tuple[str, ...]:
@@ -139,7 +138,7 @@ class _Algorithm:
                ) -> npt.NDArray[np.int32]:
         if self._raw_ints:
             return _route_raw(core, keys, out, nulls)
-        result: npt.NDArray[np.int32] = _route(core, core.hasher, keys, out, nulls)
+        result: npt.NDArray[np.int32] = _route(core, keys, out, nulls=nulls)
         return result
 
     def get_many(self, keys: Any, *, nulls: str = "raise") -> npt.NDArray[np.object_]:
@@ -166,7 +165,7 @@ class _Algorithm:
         """Route keys already hashed to uint64 (see ``hash_many``): int32 indices into
         ``nodes``."""
         core = self._core
-        result: npt.NDArray[np.int32] = route_hashes(core, as_hashes(hashes), out)
+        result: npt.NDArray[np.int32] = route_hashes(core, hashes, out)
         return result
 
     def hash(self, key: str | bytes | int) -> int:
@@ -175,14 +174,7 @@ class _Algorithm:
 
     def hash_many(self, keys: Any) -> npt.NDArray[np.uint64]:
         """The uint64 each key is routed by: ``lookup(hash_many(keys)) == get_indices(keys)``."""
-        kind, value = _split(keys)
-        core = self._core
-        if kind == "plain":
-            return core.hash_many(value)  # type: ignore[no-any-return]
-        if kind == "codes":
-            cats, codes = value
-            return core.hash_many(cats)[codes]  # type: ignore[no-any-return]
-        return np.concatenate([self.hash_many(p) for p in value] or [np.empty(0, np.uint64)])
+        return _hash_many(self._core.hasher, keys)
 
     # -- introspection ----------------------------------------------------------------------
 
@@ -567,8 +559,7 @@ class _Replicas:
         core = self._core
         core.check_nonempty()
         r = min(n, len(core.nodes))
-        row = core.replicas_of_hashes(np.array([core.hash(key)], dtype=np.uint64), r)[0]
-        return [core.nodes[i] for i in row]
+        return [core.nodes[i] for i in core.replica_row(key, r)]
 
     def replica_indices(self, keys: Any, n: int) -> npt.NDArray[np.int32]:
         """int32 array of shape (len(keys), min(n, len(nodes))): replica node indices."""
@@ -821,12 +812,12 @@ class MultiProbe(_WeightedSet):
     @property
     def points(self) -> npt.NDArray[np.uint64]:
         """The nodes' points on the ring, ascending (``owners`` gives each one's node)."""
-        return self._core.points.positions  # type: ignore[no-any-return]
+        return self._core.positions  # type: ignore[no-any-return]
 
     @property
     def owners(self) -> npt.NDArray[np.int32]:
         """The node index of each point."""
-        return self._core.points.owners  # type: ignore[no-any-return]
+        return self._core.owners  # type: ignore[no-any-return]
 
     def _params(self) -> tuple[Any, ...]:
         return (tuple(self._weights), self._probes)

@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from consistent_hash._containers import hash_many as _hash_many
 from consistent_hash._containers import route as _route
-from consistent_hash._containers import route_replicas as _route_replicas
+from consistent_hash._containers import replicas as _route_replicas
 from consistent_hash._ring import HASH_IDS, _Hasher, _Ring, first_foreign, sort_pairs
 from consistent_hash._validate import check_int, check_n
 from consistent_hash.ring import arc_shares
@@ -178,7 +178,7 @@ class TokenRing:
         """int32 index into ``nodes`` of each key's owner."""
         _check_keys(keys)
         core = self._core
-        return _route(core, core.hasher, keys, out)
+        return _route(core, keys, out, hint=False)
 
     def token(self, key: str | bytes) -> int:
         return murmur3_token(key)

@@ -50,7 +50,8 @@ import numpy.typing as npt
 
 from consistent_hash._containers import hash_many as _hash_many
 from consistent_hash._containers import route as _route
-from consistent_hash._containers import route_replicas as _route_replicas
+from consistent_hash._containers import as_hashes, route_hashes
+from consistent_hash._containers import replicas as _route_replicas
 from consistent_hash._ring import (
     HASH_IDS,
     POINTS_DIGEST,
@@ -58,11 +59,9 @@ from consistent_hash._ring import (
     _Hasher,
     _Ring,
     compat_points,
-    route_hashes,
     sort_points,
 )
 from consistent_hash._validate import check_n
-from consistent_hash.ring import as_hashes
 
 __all__ = ["KETAMA_MODES", "KetamaRing", "point_counts"]
 
@@ -271,14 +270,14 @@ class KetamaRing:
     def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
         """The server of each key, as an object array (any container HashRing accepts)."""
         core = self._state[0]
-        result: npt.NDArray[np.object_] = core.nodes_array()[_route(core, core.hasher, keys)]
+        result: npt.NDArray[np.object_] = core.nodes_array()[_route(core, keys, hint=False)]
         return result
 
     def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None
                     ) -> npt.NDArray[np.int32]:
         """int32 index into ``ring.nodes`` of each key's server."""
         core = self._state[0]
-        return _route(core, core.hasher, keys, out)
+        return _route(core, keys, out, hint=False)
 
     def lookup(self, hashes: Any) -> npt.NDArray[np.int32]:
         """Route keys already hashed: the 32-bit key hashes (as ``hash`` gives them)."""

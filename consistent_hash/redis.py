@@ -100,7 +100,7 @@ class SlotMap:
         self._set(table, tuple(nodes))
 
     def _set(self, table: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> None:
-        self._core = _SlotTable(table)
+        self._core = _SlotTable(table, nodes, _HASHER)
         self._nodes = nodes
 
     @classmethod
@@ -164,7 +164,7 @@ class SlotMap:
     def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None
                     ) -> npt.NDArray[np.int32]:
         """int32 index into ``nodes`` of each key's node (-1 for an unassigned slot)."""
-        return _route(self._core, _HASHER, keys, out)
+        return _route(self._core, keys, out, hint=False)
 
     def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
         """The node of each key (None for an unassigned slot), as an object array."""

@@ -15,14 +15,14 @@ import numpy.typing as npt
 from consistent_hash import _format
 from consistent_hash._containers import hash_many as _hash_many
 from consistent_hash._containers import route as _route
-from consistent_hash._containers import route_replicas as _route_replicas
+from consistent_hash._containers import as_hashes, route_hashes
+from consistent_hash._containers import replicas as _route_replicas
 from consistent_hash._ring import (
     EmptyRingError,
     _Ring,
     health_ring,
     label_positions,
     merge_sorted,
-    route_hashes,
     take_names,
 )
 from consistent_hash._validate import (
@@ -50,33 +50,6 @@ def vnode_count(vnodes: int, weight: float) -> int:
         raise ValueError(f"weight {weight!r} gives {x:.3g} vnodes at vnodes={vnodes}; a ring "
                          f"holds at most {MAX_TOTAL_VNODES} (lower the weight or vnodes)")
     return max(1, math.floor(x))
-
-
-def as_hashes(hashes: Any) -> npt.NDArray[np.uint64]:
-    """Validate pre-hashed keys: an integer array (or sequence) of values in [0, 2**64)."""
-    if isinstance(hashes, (list, tuple)):
-        for i, x in enumerate(hashes):
-            if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-                raise TypeError(f"hashes must be integers, got {type(x).__name__!r} at "
-                                f"position {i}")
-            if not 0 <= x <= _MASK64:
-                raise ValueError(f"hashes must be in [0, 2**64), got {x} at position {i}")
-        return np.array([int(x) for x in hashes], dtype=np.uint64)
-    if not isinstance(hashes, np.ndarray):
-        if isinstance(hashes, (str, bytes)) or not hasattr(hashes, "__len__"):
-            raise TypeError("hashes must be an integer array or a sequence of ints, got "
-                            f"{type(hashes).__name__!r}")
-        hashes = np.asarray(hashes)
-    arr = hashes
-    if arr.ndim != 1:
-        raise ValueError(f"hashes must be one-dimensional, got shape {arr.shape}")
-    if arr.dtype.kind not in "ui":
-        if arr.dtype == object:
-            return as_hashes(arr.tolist())
-        raise TypeError(f"hashes must be an integer array, got dtype {arr.dtype}")
-    if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
-        raise ValueError("hashes must be non-negative")
-    return np.ascontiguousarray(arr, dtype=np.uint64)
 
 
 class HashRing:
@@ -255,7 +228,7 @@ class HashRing:
         the node names, missing keys as NaN): 4 bytes a key rather than a pointer.
         """
         core = self._core
-        idx = _route(core, core.hasher, keys, None, check_nulls(nulls))
+        idx = _route(core, keys, None, nulls=check_nulls(nulls))
         if categorical:
             return as_categorical(idx, core.nodes)
         result: npt.NDArray[np.object_] = take_names(core.nodes, idx)
@@ -268,14 +241,13 @@ class HashRing:
         ``nulls="none"`` gives -1 for a missing key instead of raising.
         """
         core = self._core
-        return _route(core, core.hasher, keys, out, check_nulls(nulls))
+        return _route(core, keys, out, nulls=check_nulls(nulls))
 
     def lookup(self, hashes: Any, out: npt.NDArray[np.int32] | None = None
                ) -> npt.NDArray[np.int32]:
         """Route keys already hashed to uint64: int32 indices into ``ring.nodes``."""
         core = self._core
-        h = as_hashes(hashes)
-        result: npt.NDArray[np.int32] = route_hashes(core, h, out)
+        result: npt.NDArray[np.int32] = route_hashes(core, hashes, out)
         return result
 
     def hash(self, key: str | bytes | int) -> int:

@@ -170,8 +170,7 @@ def test_empty_raises(make: Any) -> None:
         algo.get("a")
     with pytest.raises(EmptyRingError):
         algo.get_many(["a"])
-    with pytest.raises(EmptyRingError):
-        algo.get_many([])
+    assert algo.get_many([]).shape == (0,)  # an empty batch answers, even with no nodes
     with pytest.raises(EmptyRingError):
         algo.lookup(np.zeros(3, dtype=np.uint64))
 

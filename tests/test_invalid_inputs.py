@@ -43,7 +43,6 @@ def names_word(msg: str, word: str) -> bool:
 EMPTY_CALLS = {
     "get": lambda r: r.get("k"),
     "get_many": lambda r: r.get_many(["k"]),
-    "get_many_empty_batch": lambda r: r.get_many([]),
     "get_many_array": lambda r: r.get_many(np.array(["k"])),
     "get_indices": lambda r: r.get_indices(["k"]),
     "lookup": lambda r: r.lookup(np.array([1], dtype=np.uint64)),
@@ -51,6 +50,12 @@ EMPTY_CALLS = {
     "replicas_many": lambda r: r.replicas_many(["k"], 2),
     "replica_indices": lambda r: r.replica_indices(["k"], 2),
 }
+
+
+def test_empty_batch_on_empty_ring_is_empty():
+    r = HashRing()
+    assert r.get_many([]).shape == (0,) and r.get_indices([]).shape == (0,)
+    assert r.lookup(np.empty(0, dtype=np.uint64)).shape == (0,)
 
 
 def test_empty_ring_error_is_a_lookup_error():

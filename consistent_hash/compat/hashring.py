@@ -163,7 +163,7 @@ class HashRing:
     def get_indices(self, keys: Any) -> npt.NDArray[np.int32]:
         """int32 index into ``ring_nodes()`` of each key's node, at C speed."""
         core = self._core
-        return _route(core, core.hasher, keys)
+        return _route(core, keys, hint=False)
 
     def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
         """Object array: ``get_node(key)`` of each key."""

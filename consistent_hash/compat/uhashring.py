@@ -373,7 +373,7 @@ class HashRing:
                              for k in _as_list(keys)], dtype=np.int32)
         if len(snap.core) == 0:
             return np.full(len(_as_list(keys)), -1, dtype=np.int32)
-        return _route(snap.core, snap.core.hasher, self._batch(keys))
+        return _route(snap.core, self._batch(keys), hint=False)
 
     def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
         """Object array: ``get_node(key)`` of each key (None on an empty ring)."""
