@@ -31,8 +31,8 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash._containers import hash_many as _hash_many
-from consistent_hash._containers import route as _route
 from consistent_hash._containers import replicas as _route_replicas
+from consistent_hash._containers import route as _route
 from consistent_hash._ring import HASH_IDS, _Hasher, _Ring, first_foreign, sort_pairs
 from consistent_hash._validate import check_int, check_n
 from consistent_hash.ring import arc_shares

@@ -13,10 +13,10 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
-from consistent_hash._containers import hash_many as _hash_many
-from consistent_hash._containers import route as _route
 from consistent_hash._containers import as_hashes, route_hashes
+from consistent_hash._containers import hash_many as _hash_many
 from consistent_hash._containers import replicas as _route_replicas
+from consistent_hash._containers import route as _route
 from consistent_hash._ring import (
     EmptyRingError,
     _Ring,
