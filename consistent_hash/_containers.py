@@ -67,6 +67,11 @@ def _split(keys: Any, nulls: bool = False) -> tuple[str, Any]:
         if hasattr(keys, "columns") and hasattr(keys, "get_column"):  # a polars DataFrame
             keys = _single_column(keys, list(keys.columns), keys.to_series)
         return _split_arrow(keys.to_arrow(), nulls)  # zero-copy for strings and integers
+    return _split_other(keys)
+
+
+def _split_other(keys: Any) -> tuple[str, Any]:
+    """Any other sized iterable is read as the list of its items."""
     if isinstance(keys, (str, bytes, bytearray, memoryview)) or not hasattr(keys, "__len__"):
         raise TypeError(
             f"keys must be a list, tuple, NumPy array, pyarrow array or pandas Series, "
@@ -107,9 +112,10 @@ def _split_pandas(keys: Any, nulls: bool) -> tuple[str, Any]:
     if isinstance(keys, pd.DataFrame):
         return _split(_single_column(keys, list(keys.columns), lambda i: keys.iloc[:, i]),
                       nulls)
+    if isinstance(keys, pd.api.extensions.ExtensionArray):  # pd.array(...), pd.Categorical
+        return _split_pandas(pd.Series(keys, copy=False), nulls)
     if not isinstance(keys, (pd.Series, pd.Index)):
-        raise TypeError(f"unsupported pandas container {type(keys).__name__!r}: pass a "
-                        "Series, an Index or a one-column DataFrame")
+        return _split_other(keys)
     dtype = keys.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         codes = np.asarray(keys.cat.codes if isinstance(keys, pd.Series) else keys.codes)

@@ -286,3 +286,10 @@ def test_router_base_scalar_paths() -> None:
     assert jump.hash(-1) == 2**64 - 1
     with pytest.raises(TypeError, match="replica"):
         _containers.replicas(jump, ["a"], 1)
+
+
+def test_pandas_arrays() -> None:
+    check(pd.array(KEYS, dtype="string"))
+    check(pd.Categorical(KEYS))
+    ints = pd.array([1, None, 3], dtype="Int64")
+    assert RING.get_indices(ints, nulls="none").tolist()[1] == -1
