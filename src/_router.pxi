@@ -75,7 +75,7 @@ cdef class _Router:
 
     cdef int check(self) except -1:
         if self.live == 0:
-            raise EmptyRingError(self.empty_message)
+            raise EmptyRingError(self.empty_message or "the router has no nodes")
         return 0
 
     def check_nonempty(self):
