@@ -1,14 +1,20 @@
-"""Key containers beyond lists and NumPy arrays: pyarrow, pandas, polars.
+"""Key containers -> what the compiled core reads: the only module that knows them.
 
-Nothing here imports pyarrow or pandas at module import; a container is recognised by its
-type's module, and the library it comes from is imported only then.
+The core (consistent_hash._ring) reads a list, a tuple, a 1-D NumPy array, or a key source
+over Arrow buffers (arrow_source / arrow_view_source); everything else is turned into one of
+those here, and split where the core cannot read it in one go:
 
-The batch entry points (route, hash_many, route_replicas) split a container into the parts
-the compiled keys stage reads directly:
 - chunked containers (pyarrow ChunkedArray) go through chunk by chunk into one output;
-- dictionary-encoded containers (pandas Categorical, Arrow dictionary) route their
-  categories once and then take by code;
+- dictionary-encoded containers (pandas Categorical, Arrow dictionary, polars Categorical and
+  Enum) route their categories once and then take by code;
+- pandas nullable integers become their NumPy integers plus a mask of the missing values;
 - everything else becomes a list, tuple, NumPy array or Arrow offsets + data buffers.
+
+Nothing here imports pyarrow, pandas or polars at module import; a container is recognised by
+its type's module, and the library it comes from is imported only then.
+
+Batch entry points: route, replicas, hash_many (keys); as_hashes, route_hashes,
+replicas_of_hashes (keys already hashed to uint64); check_out (an ``out=`` array).
 """
 
 from __future__ import annotations
@@ -18,18 +24,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash._ring import (
-    _Hasher,
-    _Ring,
-    _Router,
-    arrow_source,
-    arrow_view_source,
-    hash_keys,
-    route_keys,
-)
+from consistent_hash import _ring
 
 _ARROW_OFFSET_TYPES = {"string": False, "binary": False, "large_string": True,
                        "large_binary": True, "utf8": False, "large_utf8": True}
+_MASK64 = (1 << 64) - 1
 
 
 def _module(obj: Any) -> str:
@@ -48,64 +47,103 @@ def _arrow_null_check(arr: Any) -> None:
 
 
 def _split(keys: Any, nulls: bool = False) -> tuple[str, Any]:
-    """Classify a container: ("chunks", parts) | ("codes", (categories, codes)) | ("plain", x).
+    """Classify a container:
+    ("plain", x)                 x is what the core reads (list, tuple, ndarray, key source);
+    ("masked", (x, mask))        x as plain, and a bool mask of missing keys (nulls only);
+    ("codes", (categories, codes))  route the categories, then take by code (-1: missing);
+    ("chunks", parts)            containers to go through one after the other.
 
     Missing values raise ValueError, unless nulls is true: then a list or object array keeps
-    them (the keys stage marks them), an Arrow array has them filled and gets a
-    ("masked", (array, mask)) wrapper, and a categorical keeps its -1 codes."""
-    if isinstance(keys, (list, tuple, np.ndarray)):
+    them (the keys stage marks them), an Arrow array or a pandas nullable integer is filled and
+    masked, and a categorical keeps its -1 codes."""
+    if isinstance(keys, (list, tuple, np.ndarray, _ring._KeySource)):
         return "plain", keys
     mod = _module(keys)
     if mod == "pyarrow":
-        # pyarrow and pandas are untyped: pyproject.toml's mypy settings ignore them; these
-        # ignores are for mypy runs without that config (stubtest, an installed package).
-        import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
-
-        if isinstance(keys, (pa.Table, pa.RecordBatch)):
-            return _split(_single_column(keys, keys.column_names, keys.column), nulls)
-        if isinstance(keys, pa.ChunkedArray):
-            return "chunks", list(keys.chunks)
-        if isinstance(keys, pa.Array) and keys.null_count and not nulls:
-            _arrow_null_check(keys)
-        import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
-
-        if isinstance(keys, pa.Array) and pa.types.is_dictionary(keys.type):
-            codes = pc.fill_null(keys.indices, -1).to_numpy(zero_copy_only=False)
-            return "codes", (keys.dictionary, codes)
-        if isinstance(keys, pa.Array) and keys.null_count:
-            mask = np.asarray(keys.is_null().to_numpy(zero_copy_only=False))
-            if pa.types.is_string_view(keys.type) or pa.types.is_binary_view(keys.type):
-                keys = keys.cast(pa.large_binary())  # fill_null has no view kernel
-            fill = pa.scalar(0 if pa.types.is_integer(keys.type) else b"", type=keys.type)
-            return "masked", (pc.fill_null(keys, fill), mask)
-        return "plain", keys
+        return _split_arrow(keys, nulls)
     if mod == "pandas":
-        import pandas as pd  # type: ignore[import-untyped, unused-ignore]
-
-        if isinstance(keys, pd.DataFrame):
-            return _split(_single_column(keys, list(keys.columns), lambda i: keys.iloc[:, i]),
-                          nulls)
-        if isinstance(keys, (pd.Series, pd.Index)):
-            if isinstance(keys.dtype, pd.CategoricalDtype):
-                codes = np.asarray(keys.cat.codes if isinstance(keys, pd.Series) else keys.codes)
-                if not nulls and codes.size and codes.min() < 0:
-                    raise _null_error(int((codes < 0).sum()), int(np.argmin(codes)))
-                cats = keys.cat.categories if isinstance(keys, pd.Series) else keys.categories
-                return "codes", (cats.to_numpy(), codes)
-            arrow = _pandas_arrow(keys)
-            if arrow is not None:
-                return _split(arrow, nulls)
-            values = keys.to_numpy()
-            if not nulls and values.dtype == object:
-                na = keys.isna().to_numpy()
-                if na.any():
-                    raise _null_error(int(na.sum()), int(np.argmax(na)))
-            return "plain", values
+        return _split_pandas(keys, nulls)
     if mod == "polars":
         if hasattr(keys, "columns") and hasattr(keys, "get_column"):  # a polars DataFrame
             keys = _single_column(keys, list(keys.columns), keys.to_series)
-        return _split(keys.to_arrow(), nulls)  # zero-copy for strings and integers
-    return "plain", keys
+        return _split_arrow(keys.to_arrow(), nulls)  # zero-copy for strings and integers
+    return _split_other(keys)
+
+
+def _split_other(keys: Any) -> tuple[str, Any]:
+    """Any other sized iterable is read as the list of its items."""
+    if isinstance(keys, (str, bytes, bytearray, memoryview)) or not hasattr(keys, "__len__"):
+        raise TypeError(
+            f"keys must be a list, tuple, NumPy array, pyarrow array or pandas Series, "
+            f"got {type(keys).__name__!r} (use get() for a single key)")
+    return "plain", list(keys)
+
+
+def _split_arrow(keys: Any, nulls: bool) -> tuple[str, Any]:
+    # pyarrow and pandas are untyped: pyproject.toml's mypy settings ignore them; these
+    # ignores are for mypy runs without that config (stubtest, an installed package).
+    import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+    import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
+
+    if isinstance(keys, (pa.Table, pa.RecordBatch)):
+        return _split_arrow(_single_column(keys, keys.column_names, keys.column), nulls)
+    if isinstance(keys, pa.ChunkedArray):
+        return "chunks", list(keys.chunks)
+    if not isinstance(keys, pa.Array):
+        raise TypeError(f"unsupported pyarrow container {type(keys).__name__!r}")
+    if keys.null_count and not nulls:
+        _arrow_null_check(keys)
+    if pa.types.is_dictionary(keys.type):
+        # Indices may be unsigned (polars Categorical / Enum: uint32): widen before -1 fills.
+        codes = pc.fill_null(keys.indices.cast(pa.int64()), -1).to_numpy(zero_copy_only=False)
+        return "codes", (keys.dictionary, codes)
+    if keys.null_count:
+        mask = np.asarray(keys.is_null().to_numpy(zero_copy_only=False))
+        if pa.types.is_string_view(keys.type) or pa.types.is_binary_view(keys.type):
+            keys = keys.cast(pa.large_binary())  # fill_null has no view kernel
+        fill = pa.scalar(0 if pa.types.is_integer(keys.type) else b"", type=keys.type)
+        return "masked", (_arrow_plain(pc.fill_null(keys, fill)), mask)
+    return "plain", _arrow_plain(keys)
+
+
+def _split_pandas(keys: Any, nulls: bool) -> tuple[str, Any]:
+    import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+
+    if isinstance(keys, pd.DataFrame):
+        return _split(_single_column(keys, list(keys.columns), lambda i: keys.iloc[:, i]),
+                      nulls)
+    if isinstance(keys, pd.api.extensions.ExtensionArray):  # pd.array(...), pd.Categorical
+        return _split_pandas(pd.Series(keys, copy=False), nulls)
+    if not isinstance(keys, (pd.Series, pd.Index)):
+        return _split_other(keys)
+    dtype = keys.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        codes = np.asarray(keys.cat.codes if isinstance(keys, pd.Series) else keys.codes)
+        if not nulls and codes.size and codes.min() < 0:
+            raise _null_error(int((codes < 0).sum()), int(np.argmin(codes)))
+        cats = keys.cat.categories if isinstance(keys, pd.Series) else keys.categories
+        return "codes", (cats.to_numpy(), codes)
+    arrow = _pandas_arrow(keys)
+    if arrow is not None:
+        return _split_arrow(arrow, nulls)
+    if pd.api.types.is_bool_dtype(dtype):
+        raise TypeError(f"unsupported key dtype {dtype}: bool keys are refused; use str or "
+                        "int keys")
+    if pd.api.types.is_integer_dtype(dtype) and not isinstance(dtype, np.dtype):
+        # A nullable integer (Int64, UInt64, ...): its integers, and a mask of the NA.
+        na = np.asarray(keys.isna())
+        values = keys.to_numpy(dtype=dtype.numpy_dtype, na_value=0)
+        if na.any():
+            if not nulls:
+                raise _null_error(int(na.sum()), int(np.argmax(na)))
+            return "masked", (values, na)
+        return "plain", values
+    values = keys.to_numpy()
+    if not nulls and values.dtype == object:
+        na = keys.isna().to_numpy()
+        if na.any():
+            raise _null_error(int(na.sum()), int(np.argmax(na)))
+    return "plain", values
 
 
 def _single_column(table: Any, names: list[Any], column: Any) -> Any:
@@ -129,23 +167,12 @@ def _pandas_arrow(series: Any) -> Any:
     return None
 
 
-def convert_keys(keys: Any) -> Any:
-    """Called by the keys stage for containers other than list / tuple / ndarray."""
-    if _module(keys) == "pyarrow":
-        return _arrow_plain(keys)
-    kind, value = _split(keys)
-    if kind != "plain":
-        raise TypeError("internal error: chunked or dictionary keys reached the keys stage")
-    return list(value) if value is keys else value
-
-
 def _arrow_plain(arr: Any) -> Any:
+    """A null-free pyarrow Array as what the core reads: a key source over its buffers, or a
+    NumPy array of its integers."""
     import pyarrow as pa
 
-    if not isinstance(arr, pa.Array):
-        raise TypeError(f"unsupported pyarrow container {type(arr).__name__!r}")
     t = arr.type
-    _arrow_null_check(arr)
     if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
         if len(arr) == 0:
             return np.empty(0, dtype=object)
@@ -155,7 +182,8 @@ def _arrow_plain(arr: Any) -> Any:
         data_bufs = [b for b in bufs[2:] if b is not None]
         addr = np.array([b.address for b in data_bufs] or [0], dtype=np.uint64)
         size = np.array([b.size for b in data_bufs] or [0], dtype=np.int64)
-        return arrow_view_source(arr, views, addr[: len(data_bufs)], size[: len(data_bufs)])
+        return _ring.arrow_view_source(arr, views, addr[: len(data_bufs)],
+                                       size[: len(data_bufs)])
     name = str(t)
     if name in _ARROW_OFFSET_TYPES:
         large = _ARROW_OFFSET_TYPES[name]
@@ -172,78 +200,148 @@ def _arrow_plain(arr: Any) -> Any:
                 else np.empty(0, np.uint8))
         if len(arr) == 0:
             return np.empty(0, dtype=object)
-        return arrow_source(offsets, data, len(arr), large)
+        return _ring.arrow_source(offsets, data, len(arr), large)
     if pa.types.is_integer(t):
         return arr.to_numpy(zero_copy_only=False)
     raise TypeError(f"unsupported key array type {t}: use string, large_string, binary, "
                     "large_binary, string_view or integer arrays")
 
 
-def route(router: _Router, hasher: _Hasher, keys: Any,
-          out: npt.NDArray[np.int32] | None = None, nulls: bool = False,
-          raw_ints: bool = False) -> npt.NDArray[np.int32]:
-    """Node indices of keys in any supported container (-1 for a missing key with nulls);
-    raw_ints routes integer keys as they are, unhashed (JumpHash, MementoHash)."""
-    kind, value = _split(keys, nulls)
+def check_out(out: Any, n: int) -> npt.NDArray[np.int32]:
+    """out as a writable C-contiguous int32[n] (a new one when out is None)."""
+    if out is None:
+        return np.empty(n, dtype=np.int32)
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a NumPy int32 array, got {type(out).__name__!r}")
+    if out.dtype != np.int32:
+        raise TypeError(f"out must be a NumPy int32 array, got an array of dtype {out.dtype}")
+    if out.shape != (n,):
+        what = f"length {len(out)}" if out.ndim == 1 else f"shape {out.shape}"
+        raise ValueError(f"out has {what}, expected length {n} (one int32 per key)")
+    if not out.flags.c_contiguous:
+        raise ValueError("out must be C-contiguous (a strided view cannot be written in place)")
+    if not out.flags.writeable:
+        raise ValueError("out is read-only")
+    return out
+
+
+def _length(kind: str, value: Any) -> int:
     if kind == "plain":
-        result: npt.NDArray[np.int32] = route_keys(router, hasher, value, out, nulls, raw_ints)
-        return result
+        return len(value) if not isinstance(value, _ring._KeySource) else value.n
     if kind == "masked":
-        arr, mask = value
-        result = route_keys(router, hasher, arr, out, False, raw_ints)
-        result[mask] = -1
-        return result
+        return len(value[1])
     if kind == "codes":
+        return len(value[1])
+    return sum(len(p) for p in value)
+
+
+def route(core: _ring._Router, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
+          nulls: bool = False, hint: bool = True) -> npt.NDArray[np.int32]:
+    """int32 node index of each key in any supported container; with nulls a missing key gets
+    -1 (without, an error, which suggests nulls="none" only when hint is true)."""
+    kind, value = _split(keys, nulls)
+    result = check_out(out, _length(kind, value))
+    if kind == "plain":
+        _ring.route_keys(core, value, result, nulls, hint)
+    elif kind == "masked":
+        arr, mask = value
+        _ring.route_keys(core, arr, result, False, hint)
+        result[mask] = -1
+    elif kind == "codes":
         cats, codes = value
-        per_cat = np.append(route_keys(router, hasher, cats, None, False, raw_ints),
-                            np.int32(-1))
-        return _take(per_cat, codes, out)  # code -1 (missing) takes the appended -1
-    parts = value
-    n = sum(len(p) for p in parts)
-    if out is None:
-        out = np.empty(n, dtype=np.int32)
-    elif out.shape != (n,):
-        raise ValueError(f"out has length {len(out)}, expected {n}")
-    s = 0
-    for p in parts:
-        route(router, hasher, p, out[s : s + len(p)], nulls, raw_ints)
-        s += len(p)
-    if n == 0:
-        route_keys(router, hasher, [], out)  # still raises on an empty router
+        if len(codes):
+            core.check_nonempty()
+            per_cat = route(core, cats, hint=hint)
+            # code -1 (a missing key) takes the appended -1
+            np.take(np.append(per_cat, np.int32(-1)), codes, out=result)
+    else:
+        s = 0
+        for p in value:
+            route(core, p, result[s : s + len(p)], nulls=nulls, hint=hint)
+            s += len(p)
+    return result
+
+
+def replicas(core: _ring._Router, keys: Any, r: int, *, nulls: bool = False
+             ) -> npt.NDArray[np.int32]:
+    """int32[n, r]: the first r distinct node indices of each key in the router's order (a row
+    of -1 for a missing key with nulls)."""
+    kind, value = _split(keys, nulls)
+    out = np.empty((_length(kind, value), r), dtype=np.int32)
+    if kind == "plain":
+        _ring.route_replicas_keys(core, value, r, out, nulls)
+    elif kind == "masked":
+        arr, mask = value
+        _ring.route_replicas_keys(core, arr, r, out, False)
+        out[mask] = -1
+    elif kind == "codes":
+        cats, codes = value
+        if len(codes):
+            core.check_nonempty()
+            per_cat = replicas(core, cats, r)
+            out[:] = np.concatenate([per_cat, np.full((1, r), -1, np.int32)])[codes]
+    else:
+        s = 0
+        for p in value:
+            out[s : s + len(p)] = replicas(core, p, r, nulls=nulls)
+            s += len(p)
     return out
 
 
-def _take(values: npt.NDArray[Any], codes: npt.NDArray[Any],
-          out: npt.NDArray[Any] | None) -> npt.NDArray[Any]:
-    if out is None:
-        result: npt.NDArray[Any] = values[codes]
-        return result
-    if out.shape[0] != codes.shape[0]:
-        raise ValueError(f"out has length {out.shape[0]}, expected {codes.shape[0]}")
-    np.take(values, codes, out=out)
-    return out
-
-
-def hash_many(hasher: _Hasher, keys: Any) -> npt.NDArray[np.uint64]:
-    """uint64 hash of every key."""
+def hash_many(hasher: _ring._Hasher, keys: Any) -> npt.NDArray[np.uint64]:
+    """uint64 of every key (its hasher's hash; an integer's own value with raw_ints)."""
     kind, value = _split(keys)
     if kind == "plain":
-        result: npt.NDArray[np.uint64] = hash_keys(hasher, value)
-        return result
+        n = value.n if isinstance(value, _ring._KeySource) else len(value)
+        out = np.empty(n, dtype=np.uint64)
+        _ring.hash_keys(hasher, value, out)
+        return out
     if kind == "codes":
         cats, codes = value
-        return hash_keys(hasher, cats)[codes]  # type: ignore[no-any-return]
+        result: npt.NDArray[np.uint64] = hash_many(hasher, cats)[codes]
+        return result
     return np.concatenate([hash_many(hasher, p) for p in value] or [np.empty(0, np.uint64)])
 
 
-def route_replicas(core: _Ring, keys: Any, r: int) -> npt.NDArray[np.int32]:
-    """int32[len(keys), r] replica indices of keys in any container."""
-    kind, value = _split(keys)
-    if kind == "plain":
-        result: npt.NDArray[np.int32] = core.replicas_of_keys(value, r)
-        return result
-    if kind == "codes":
-        cats, codes = value
-        return core.replicas_of_keys(cats, r)[codes]  # type: ignore[no-any-return]
-    parts = [route_replicas(core, p, r) for p in value]
-    return np.concatenate(parts) if parts else np.empty((0, r), dtype=np.int32)
+def as_hashes(hashes: Any) -> npt.NDArray[np.uint64]:
+    """Validate pre-hashed keys: an integer array (or sequence) of values in [0, 2**64)."""
+    if isinstance(hashes, (list, tuple)):
+        for i, x in enumerate(hashes):
+            if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+                raise TypeError(f"hashes must be integers, got {type(x).__name__!r} at "
+                                f"position {i}")
+            if not 0 <= x <= _MASK64:
+                raise ValueError(f"hashes must be in [0, 2**64), got {x} at position {i}")
+        return np.array([int(x) for x in hashes], dtype=np.uint64)
+    if not isinstance(hashes, np.ndarray):
+        if isinstance(hashes, (str, bytes)) or not hasattr(hashes, "__len__"):
+            raise TypeError("hashes must be an integer array or a sequence of ints, got "
+                            f"{type(hashes).__name__!r}")
+        hashes = np.asarray(hashes)
+    arr = hashes
+    if arr.ndim != 1:
+        raise ValueError(f"hashes must be one-dimensional, got shape {arr.shape}")
+    if arr.dtype.kind not in "ui":
+        if arr.dtype == object:
+            return as_hashes(arr.tolist())
+        raise TypeError(f"hashes must be an integer array, got dtype {arr.dtype}")
+    if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
+        raise ValueError("hashes must be non-negative")
+    return np.ascontiguousarray(arr, dtype=np.uint64)
+
+
+def route_hashes(core: _ring._Router, hashes: Any, out: npt.NDArray[np.int32] | None = None
+                 ) -> npt.NDArray[np.int32]:
+    """int32 node index of each uint64 hash (validated by as_hashes)."""
+    h = as_hashes(hashes)
+    result = check_out(out, len(h))
+    _ring.route_hashes(core, h, result)
+    return result
+
+
+def replicas_of_hashes(core: _ring._Router, hashes: Any, r: int) -> npt.NDArray[np.int32]:
+    """int32[n, r]: the first r distinct node indices of each uint64 hash."""
+    h = as_hashes(hashes)
+    out = np.empty((len(h), r), dtype=np.int32)
+    _ring.replicas_of_hashes(core, h, r, out)
+    return out

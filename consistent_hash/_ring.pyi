@@ -1,15 +1,15 @@
 """Type stub for the compiled core, consistent_hash._ring (src/_ring.pyx).
 
-Private API: the facade (ring.py, _containers.py, _validate.py) is its only user. Array
-arguments are typed memoryviews in the .pyx, so they must be C-contiguous and of exactly the
-dtype named here (int32 outputs must also be writable); the core raises on anything else.
+Private API: consistent_hash/_containers.py (every batch), the router modules and _validate.py
+are its users. Array arguments are typed memoryviews in the .pyx, so they must be C-contiguous
+and of exactly the dtype named here (int32 outputs must also be writable); the core raises on
+anything else. Batch functions read only a list, a tuple, a 1-D ndarray or a _KeySource.
 
 Checked with ``python -m mypy.stubtest consistent_hash._ring --allowlist
 tests/stubtest-allowlist.txt`` (the allowlist holds Cython's generated pickling helpers).
 Constructors are ``__new__``: the cdef classes take their arguments in ``__cinit__``.
-The second part (point builders, ``_SlotTable``, ``first_foreign``) is src/_compat.pxi, which
-_ring.pyx includes; the third part is the algorithm include files (src/_algos.pxi, _jump.pxi,
-_rendezvous.pxi, _maglev.pxi, _health.pxi, _multiprobe.pxi, _memento.pxi, _bounded.pxi).
+The sections follow src/_ring.pyx's includes: _keys.pxi, _router.pxi, _pipeline.pxi,
+_hashring.pxi, _health.pxi, one per algorithm, _bounded.pxi, _compat.pxi.
 """
 
 from collections.abc import Callable, Iterable
@@ -19,39 +19,48 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import Buffer, Self, disjoint_base
 
-# Name of a built-in hash -> its C id (CH_XXH3, CH_XXH64, CH_MURMUR3, CH_MD5).
+# --- src/_keys.pxi: keys -> uint64 ---
+
+# Name of a built-in hash -> its C id (CH_XXH3, CH_XXH64, CH_MURMUR3, CH_MD5, compat ids).
 HASH_IDS: Final[dict[str, int]]
 # Name of a built-in hash -> exclusive upper bound of its seed (1 << 64, 1 << 32 or 1).
 SEED_LIMITS: Final[dict[str, int]]
 
-class EmptyRingError(LookupError):
-    """A lookup was made on a router with no nodes."""
-
 def hash_bytes(name: str, data: Buffer, seed: int = 0) -> int:
     """One built-in hash ("xxh3", "xxh64", "murmur3", "md5") of a C-contiguous byte buffer."""
 
-def key_bytes(key: object, pos: int = -1) -> bytes:
-    """The bytes a key is hashed as; TypeError (naming ``pos`` if >= 0) for other types."""
+def key_bytes(key: object, pos: int = -1, hint: bool = False) -> bytes:
+    """The bytes a key is hashed as; TypeError (naming ``pos`` if >= 0, suggesting
+    nulls="none" for a missing key only with ``hint``) for other types."""
 
 def is_null(key: object) -> bool:
     """A missing value: None, a float NaN, pandas.NA or NaT."""
 
 @disjoint_base
 class _Hasher:
-    """A built-in hash (``hid`` >= 0 and ``seed``) or, when ``func`` is set, a callable."""
+    """A built-in hash (``hid`` >= 0 and ``seed``) or, when ``func`` is set, a callable; with
+    ``raw_ints`` an integer key is its own 64-bit two's-complement value."""
 
-    def __new__(cls, hid: int, seed: int, func: Callable[[bytes], int] | None = None) -> Self: ...
+    def __new__(
+        cls,
+        hid: int,
+        seed: int,
+        func: Callable[[bytes], int] | None = None,
+        raw_ints: bool = False,
+    ) -> Self: ...
     @property
     def hid(self) -> int: ...
     @property
     def seed(self) -> int: ...
     @property
     def func(self) -> Callable[[bytes], int] | None: ...
+    @property
+    def raw_ints(self) -> bool: ...
     def hash(self, key: object) -> int:
-        """uint64 hash of one key (str, bytes-like or int; TypeError otherwise)."""
+        """uint64 of one key (str, bytes-like or int; TypeError otherwise)."""
     def __reduce__(
         self,
-    ) -> tuple[type[_Hasher], tuple[int, int, Callable[[bytes], int] | None]]: ...
+    ) -> tuple[type[_Hasher], tuple[int, int, Callable[[bytes], int] | None, bool]]: ...
 
 @disjoint_base
 class _KeySource:
@@ -60,36 +69,100 @@ class _KeySource:
     @property
     def n(self) -> int: ...
 
+def keys_source(keys: list[Any] | tuple[Any, ...] | npt.NDArray[Any] | _KeySource) -> _KeySource:
+    """A list, tuple, 1-D ndarray (or a _KeySource, as is) as a _KeySource; TypeError else."""
+
+def arrow_source(
+    offsets: npt.NDArray[np.int32] | npt.NDArray[np.int64],
+    data: npt.NDArray[np.uint8],
+    n: int,
+    large: bool,
+) -> _KeySource:
+    """A _KeySource over Arrow offsets (int32, or int64 when ``large``) and data bytes."""
+
+def arrow_view_source(
+    array: object,
+    views: npt.NDArray[np.uint8],
+    buf_addr: npt.NDArray[np.uint64],
+    buf_size: npt.NDArray[np.int64],
+) -> _KeySource:
+    """A _KeySource over an Arrow string_view / binary_view array: its 16-byte views and the
+    addresses and sizes of its data buffers."""
+
+def node_hashes(hasher: _Hasher, nodes: tuple[str, ...]) -> npt.NDArray[np.uint64]:
+    """uint64 H(utf8(name), seed) of each node name."""
+
+# --- src/_router.pxi: the base of every algorithm ---
+
+class EmptyRingError(LookupError):
+    """A lookup was made on a router with no nodes."""
+
 @disjoint_base
 class _Router:
-    """Base of every algorithm's kernel: maps uint64 hashes to int32 node indices."""
+    """Base of every algorithm's snapshot: nodes, hasher, kernels uint64 -> int32."""
+
+    @property
+    def nodes(self) -> tuple[str, ...]: ...
+    @property
+    def hasher(self) -> _Hasher: ...
+    @property
+    def live(self) -> int:
+        """Nodes a lookup can reach; 0 makes every lookup raise EmptyRingError."""
+    @property
+    def has_replicas(self) -> bool:
+        """The router has a best-first node order per key (replica_row, replicas batches)."""
+    def check_nonempty(self) -> None: ...
+    def hash(self, key: object) -> int:
+        """The uint64 a key is routed by."""
+    def index(self, key: object) -> int: ...
+    def get(self, key: object) -> str: ...
+    def index_of_hash(self, h: int) -> int: ...
+    def replica_row(self, key: object, r: int) -> list[int]:
+        """The first r distinct node indices of one key in the router's order."""
+    def nodes_array(self) -> npt.NDArray[np.object_]:
+        """Node names as an object ndarray, plus a trailing None for index -1."""
+    def __len__(self) -> int: ...
+
+# --- src/_pipeline.pxi: the batch entry points (one chunk driver) ---
+
+_Keys = list[Any] | tuple[Any, ...] | npt.NDArray[Any] | _KeySource
 
 def route_keys(
-    router: _Router,
-    hasher: _Hasher,
-    keys: object,
-    out: npt.NDArray[np.int32] | None = None,
+    core: _Router,
+    keys: _Keys,
+    out: npt.NDArray[np.int32],
     nulls: bool = False,
-    raw_ints: bool = False,
-) -> npt.NDArray[np.int32]:
-    """Hash ``keys`` (list, tuple, ndarray, pyarrow, pandas, ...) in chunks and route them;
-    with ``nulls`` a missing key gets index -1 instead of raising; with ``raw_ints`` integer
-    keys are used as they are (JumpHash, MementoHash)."""
+    hint: bool = True,
+) -> None:
+    """out[i] = node index of keys[i]; with ``nulls`` a missing key gets -1, without it a
+    TypeError that suggests nulls="none" only with ``hint``."""
 
-def hash_keys(
-    hasher: _Hasher, keys: object, out: npt.NDArray[np.uint64] | None = None
-) -> npt.NDArray[np.uint64]:
-    """uint64 hash of every key."""
+def route_replicas_keys(
+    core: _Router,
+    keys: _Keys,
+    r: int,
+    out: npt.NDArray[np.int32],
+    nulls: bool = False,
+) -> None:
+    """out[i] (int32[n, r]) = the first r distinct node indices of keys[i]."""
+
+def hash_keys(hasher: _Hasher, keys: _Keys, out: npt.NDArray[np.uint64]) -> None:
+    """out[i] = uint64 hash of keys[i]."""
+
+def route_hashes(
+    core: _Router, hashes: npt.NDArray[np.uint64], out: npt.NDArray[np.int32]
+) -> None:
+    """out[i] = node index of the uint64 hash hashes[i]."""
+
+def replicas_of_hashes(
+    core: _Router, hashes: npt.NDArray[np.uint64], r: int, out: npt.NDArray[np.int32]
+) -> None:
+    """out[i] (int32[m, r]) = the first r distinct node indices of hashes[i]."""
 
 def take_names(nodes: tuple[object, ...], idx: npt.NDArray[np.int32]) -> npt.NDArray[np.object_]:
     """Object array of nodes[idx[i]] (None for -1); IndexError for other indices out of range."""
 
-def route_hashes(
-    router: _Router,
-    hashes: npt.NDArray[np.uint64],
-    out: npt.NDArray[np.int32] | None = None,
-) -> npt.NDArray[np.int32]:
-    """Route keys already hashed to uint64; returns int32 node indices."""
+# --- src/_hashring.pxi ---
 
 @disjoint_base
 class _Ring(_Router):
@@ -108,22 +181,10 @@ class _Ring(_Router):
     @property
     def owners(self) -> npt.NDArray[np.int32]:
         """Read-only int32 array: the index into ``nodes`` owning each position."""
-    @property
-    def nodes(self) -> tuple[str, ...]: ...
-    @property
-    def hasher(self) -> _Hasher: ...
-    def __len__(self) -> int: ...
-    def check_nonempty(self) -> None: ...
-    def nodes_array(self) -> npt.NDArray[np.object_]: ...
+    def __len__(self) -> int:
+        """The number of positions."""
     def position_index(self, h: int) -> int: ...
-    def index_of_hash(self, h: int) -> int: ...
-    def index(self, key: object) -> int: ...
-    def get(self, key: object) -> str: ...
     def replica_table(self, r: int) -> npt.NDArray[np.int32]: ...
-    def replicas_of_hashes(
-        self, hashes: npt.NDArray[np.uint64], r: int
-    ) -> npt.NDArray[np.int32]: ...
-    def replicas_of_keys(self, keys: object, r: int) -> npt.NDArray[np.int32]: ...
 
 def label_positions(
     hasher: _Hasher,
@@ -144,22 +205,121 @@ def merge_sorted(
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
     """Merge two (position, owner)-sorted runs into one."""
 
-def arrow_source(
-    offsets: npt.NDArray[np.int32] | npt.NDArray[np.int64],
-    data: npt.NDArray[np.uint8],
-    n: int,
-    large: bool,
-) -> _KeySource:
-    """A _KeySource over Arrow offsets (int32, or int64 when ``large``) and data bytes."""
+# --- src/_health.pxi ---
 
-def arrow_view_source(
-    array: object,
-    views: npt.NDArray[np.uint8],
-    buf_addr: npt.NDArray[np.uint64],
-    buf_size: npt.NDArray[np.int64],
-) -> _KeySource:
-    """A _KeySource over an Arrow string_view / binary_view array: its 16-byte views and the
-    addresses and sizes of its data buffers."""
+@disjoint_base
+class _HealthRing(_Ring):
+    """A ring snapshot whose lookups skip down nodes (positions and owners unchanged); live
+    is the number of nodes that are up."""
+
+    @property
+    def down(self) -> frozenset[str]: ...
+    @property
+    def routing_owners(self) -> npt.NDArray[np.int32]:
+        """int32[V]: the node each position routes to (the first up owner clockwise)."""
+
+def health_ring(core: _Ring, down: Iterable[str]) -> _HealthRing:
+    """A snapshot of core's layout with the named nodes down (names not in core ignored)."""
+
+# --- src/_jump.pxi ---
+
+@disjoint_base
+class _Jump(_Router):
+    """n buckets, named; bucket i is nodes[i] (at most 2**31 - 1); the hasher is raw_ints."""
+
+    def __new__(cls, nodes: tuple[str, ...], hasher: _Hasher) -> Self: ...
+
+def jump_hash(key: int, buckets: int) -> int:
+    """Guava's Hashing.consistentHash(key, buckets) for a key in [0, 2**64); buckets >= 1."""
+
+def _jump_ref_batch(keys: npt.NDArray[np.uint64], buckets: int) -> npt.NDArray[np.int32]:
+    """Guava's formulation, one division a step (a test reference)."""
+
+def _jump_batch(keys: npt.NDArray[np.uint64], buckets: int) -> npt.NDArray[np.int32]:
+    """The batch kernel over any bucket count >= 1 (a test hook)."""
+
+def _jump_paper_batch(keys: npt.NDArray[np.uint64], buckets: int) -> npt.NDArray[np.int32]:
+    """The paper's plain C loop (a benchmark baseline; not Guava-exact)."""
+
+# --- src/_rendezvous.pxi ---
+
+@disjoint_base
+class _Rendezvous(_Router):
+    def __new__(
+        cls,
+        nodes: tuple[str, ...],
+        hasher: _Hasher,
+        inv_weights: npt.ArrayLike | None = None,
+    ) -> Self: ...
+    @property
+    def node_hash(self) -> npt.NDArray[np.uint64]:
+        """Read-only uint64[n]: H(utf8(name), seed)."""
+    @property
+    def inv_weights(self) -> npt.NDArray[np.float64] | None:
+        """Read-only float64[n] of 1.0 / w, or None when all weights are equal."""
+
+def _neglog2(v: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+    """-log2(v / 2**64) in Q8.56 of each value (a test hook)."""
+
+def _neglog2_tables() -> tuple[list[int], list[int], list[int]]:
+    """The constant tables (C, T, P) of the -log2 kernel (a test hook)."""
+
+# --- src/_maglev.pxi ---
+
+@disjoint_base
+class _Maglev(_Router):
+    def __new__(
+        cls, nodes: tuple[str, ...], hasher: _Hasher, M: int, ratios: npt.ArrayLike
+    ) -> Self: ...
+    @property
+    def table(self) -> npt.NDArray[np.int32]:
+        """Read-only int32[M]: the node index of each table entry."""
+
+# --- src/_multiprobe.pxi ---
+
+@disjoint_base
+class _MultiProbe(_Router):
+    def __new__(cls, nodes: tuple[str, ...], hasher: _Hasher, probes: int) -> Self: ...
+    @property
+    def positions(self) -> npt.NDArray[np.uint64]:
+        """Read-only uint64[n]: one point per node, ascending."""
+    @property
+    def owners(self) -> npt.NDArray[np.int32]:
+        """Read-only int32[n]: the node index of each point."""
+    @property
+    def probes(self) -> int: ...
+
+# --- src/_memento.pxi ---
+
+@disjoint_base
+class _Memento(_Router):
+    """n slots; replacers[b] the replacer of a removed slot (-1 if working); slot_node[b]
+    the index in nodes of a working slot's name; the hasher is raw_ints."""
+
+    def __new__(
+        cls,
+        nodes: tuple[str, ...],
+        hasher: _Hasher,
+        n: int,
+        replacers: npt.ArrayLike,
+        slot_node: npt.ArrayLike,
+    ) -> Self: ...
+    @property
+    def replacers(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def slot_node(self) -> npt.NDArray[np.int32]: ...
+
+# --- src/_bounded.pxi ---
+
+def bounded_assign(
+    core: _Router,
+    hashes: npt.NDArray[np.uint64],
+    caps: npt.NDArray[np.int64],
+    loads: npt.NDArray[np.int64],
+    spread: int,
+    out: npt.NDArray[np.int32],
+) -> npt.NDArray[np.int32]:
+    """Assign each hash in turn to a node below capacity; ``loads`` is updated in place."""
 
 # --- src/_compat.pxi: compatibility rings (ketama, uhashring, hashring, Redis, Cassandra) ---
 
@@ -185,14 +345,15 @@ def last_writer(pos: npt.NDArray[np.uint64], own: npt.NDArray[np.int32]) -> int:
     """Give each run of equal positions the owner of its last entry, in place; returns the
     number of runs longer than one."""
 
-def walk_distinct(core: _Ring, start: int, limit: int) -> list[int]:
+def walk_distinct(core: _Router, start: int, limit: int) -> list[int]:
     """Distinct owner indices met clockwise from position index ``start``, at most ``limit``."""
 
 @disjoint_base
 class _SlotTable(_Router):
-    """A Redis Cluster slot map: hash = slot (0..16383), table[slot] = node index."""
+    """A Redis Cluster slot map: hash = slot (0..16383), table[slot] = node index (-1 for an
+    unassigned slot; live is 16384, so it never raises EmptyRingError)."""
 
-    def __new__(cls, table: npt.ArrayLike) -> Self: ...
+    def __new__(cls, table: npt.ArrayLike, nodes: tuple[str, ...], hasher: _Hasher) -> Self: ...
     @property
     def table(self) -> npt.NDArray[np.int32]:
         """Read-only int32[16384]: node index per slot, -1 where unassigned."""
@@ -200,156 +361,3 @@ class _SlotTable(_Router):
 def first_foreign(seq: list[Any] | tuple[object, ...], ints: bool = True) -> int:
     """Index of the first item whose type is not exactly str (or int, with ``ints``), or -1.
     ``seq`` must be a list or tuple (it is read without a type check)."""
-
-# --- src/_algos.pxi: shared machinery of the algorithm kernels ---
-
-@disjoint_base
-class _AlgoCore(_Router):
-    """Base of the algorithm snapshots: node names, hasher, the int-key rule, scalar lookups."""
-
-    @property
-    def nodes(self) -> tuple[str, ...]: ...
-    @property
-    def hasher(self) -> _Hasher: ...
-    @property
-    def raw_ints(self) -> bool:
-        """Integer keys are used as they are (two's complement 64 bits), not hashed."""
-    def hash(self, key: object) -> int:
-        """The uint64 a key is routed by."""
-    def hash_many(self, keys: object) -> npt.NDArray[np.uint64]:
-        """uint64 of each key (a container the keys stage reads directly)."""
-    def index(self, key: object) -> int: ...
-    def get(self, key: object) -> str: ...
-    def index_of_hash(self, h: int) -> int: ...
-    def check_nonempty(self) -> None: ...
-    def nodes_array(self) -> npt.NDArray[np.object_]:
-        """Node names as an object ndarray, plus a trailing None for index -1."""
-    def __len__(self) -> int: ...
-
-def node_hashes(hasher: _Hasher, nodes: tuple[str, ...]) -> npt.NDArray[np.uint64]:
-    """uint64 H(utf8(name), seed) of each node name."""
-
-# --- src/_jump.pxi ---
-
-@disjoint_base
-class _Jump(_AlgoCore):
-    """n buckets, named; bucket i is nodes[i] (at most 2**31 - 1)."""
-
-    def __new__(cls, nodes: tuple[str, ...], hasher: _Hasher) -> Self: ...
-
-def jump_hash(key: int, buckets: int) -> int:
-    """Guava's Hashing.consistentHash(key, buckets) for a key in [0, 2**64); buckets >= 1."""
-
-def _jump_ref_batch(keys: npt.NDArray[np.uint64], buckets: int) -> npt.NDArray[np.int32]:
-    """Guava's formulation, one division a step (a test reference)."""
-
-def _jump_batch(keys: npt.NDArray[np.uint64], buckets: int) -> npt.NDArray[np.int32]:
-    """The batch kernel over any bucket count >= 1 (a test hook)."""
-
-def _jump_paper_batch(keys: npt.NDArray[np.uint64], buckets: int) -> npt.NDArray[np.int32]:
-    """The paper's plain C loop (a benchmark baseline; not Guava-exact)."""
-
-# --- src/_rendezvous.pxi ---
-
-class _TopR(_AlgoCore):
-    """An _AlgoCore with a best-first node order per key (replicas)."""
-
-    def replicas_of_hashes(
-        self, hashes: npt.NDArray[np.uint64], r: int
-    ) -> npt.NDArray[np.int32]:
-        """int32[m, r]: the best r nodes of each hash, best first."""
-    def replicas_of_keys(self, keys: object, r: int) -> npt.NDArray[np.int32]: ...
-
-@disjoint_base
-class _Rendezvous(_TopR):
-    def __new__(
-        cls,
-        nodes: tuple[str, ...],
-        hasher: _Hasher,
-        inv_weights: npt.ArrayLike | None = None,
-    ) -> Self: ...
-    @property
-    def node_hash(self) -> npt.NDArray[np.uint64]:
-        """Read-only uint64[n]: H(utf8(name), seed)."""
-    @property
-    def inv_weights(self) -> npt.NDArray[np.float64] | None:
-        """Read-only float64[n] of 1.0 / w, or None when all weights are equal."""
-
-def _neglog2(v: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
-    """-log2(v / 2**64) in Q8.56 of each value (a test hook)."""
-
-def _neglog2_tables() -> tuple[list[int], list[int], list[int]]:
-    """The constant tables (C, T, P) of the -log2 kernel (a test hook)."""
-
-# --- src/_maglev.pxi ---
-
-@disjoint_base
-class _Maglev(_AlgoCore):
-    def __new__(
-        cls, nodes: tuple[str, ...], hasher: _Hasher, M: int, ratios: npt.ArrayLike
-    ) -> Self: ...
-    @property
-    def table(self) -> npt.NDArray[np.int32]:
-        """Read-only int32[M]: the node index of each table entry."""
-
-# --- src/_health.pxi ---
-
-@disjoint_base
-class _HealthRing(_Ring):
-    """A ring snapshot whose lookups skip down nodes (positions and owners unchanged)."""
-
-    @property
-    def down(self) -> frozenset[str]: ...
-    @property
-    def live(self) -> int:
-        """The number of nodes that are up."""
-    @property
-    def routing_owners(self) -> npt.NDArray[np.int32]:
-        """int32[V]: the node each position routes to (the first up owner clockwise)."""
-
-def health_ring(core: _Ring, down: Iterable[str]) -> _HealthRing:
-    """A snapshot of core's layout with the named nodes down (names not in core ignored)."""
-
-# --- src/_multiprobe.pxi ---
-
-@disjoint_base
-class _MultiProbe(_AlgoCore):
-    def __new__(cls, nodes: tuple[str, ...], hasher: _Hasher, probes: int) -> Self: ...
-    @property
-    def points(self) -> _Ring:
-        """One point per node: positions sorted, owners = node index."""
-    @property
-    def probes(self) -> int: ...
-
-# --- src/_memento.pxi ---
-
-@disjoint_base
-class _Memento(_AlgoCore):
-    """n slots; replacers[b] the replacer of a removed slot (-1 if working); slot_node[b]
-    the index in nodes of a working slot's name."""
-
-    def __new__(
-        cls,
-        nodes: tuple[str, ...],
-        hasher: _Hasher,
-        n: int,
-        replacers: npt.ArrayLike,
-        slot_node: npt.ArrayLike,
-    ) -> Self: ...
-    @property
-    def replacers(self) -> npt.NDArray[np.int32]: ...
-    @property
-    def slot_node(self) -> npt.NDArray[np.int32]: ...
-
-# --- src/_bounded.pxi ---
-
-def bounded_assign(
-    core: _Router,
-    hashes: npt.NDArray[np.uint64],
-    caps: npt.NDArray[np.int64],
-    loads: npt.NDArray[np.int64],
-    spread: int,
-    out: npt.NDArray[np.int32],
-) -> npt.NDArray[np.int32]:
-    """Assign each hash in turn to a node below capacity; ``loads`` is updated in place.
-    ``core`` must be a _Ring, _TopR or _AlgoCore (TypeError otherwise)."""

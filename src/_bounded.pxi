@@ -2,7 +2,9 @@
 # Loads", 2018) over any router: each key takes the first node of its preference walk whose
 # load is below its capacity.
 #
-# Preference walk of a key with hash h, by router:
+# Preference walk of a key with hash h, by router (only the _Router base is used: a router
+# with a position walk of its own answers walk_steps / walk_step, one with a replica order
+# answers route_replicas):
 #   HashRing            the owners of the positions clockwise from the key's position (its
 #                       replica walk; with nodes marked down, their positions route onward)
 #   Rendezvous          the nodes by rank (replicas(key, n))
@@ -34,17 +36,14 @@ def bounded_assign(_Router core, const uint64_t[::1] hashes, const int64_t[::1] 
                    int64_t[::1] loads, int32_t spread, int32_t[::1] out):
     """Assign each hash in turn to a node below capacity (loads updated in place)."""
     cdef int kind
-    cdef _Ring ring = None
-    cdef _TopR topr = None
-    cdef _AlgoCore algo = None
-    if isinstance(core, _Ring):
-        kind, ring = WALK_RING, core
-    elif isinstance(core, _TopR):
-        kind, topr = WALK_TOP, core
-    elif isinstance(core, _AlgoCore):
-        kind, algo = WALK_PROBE, core
+    if core is None:
+        raise TypeError("unsupported router core 'NoneType'")
+    if core.walk_steps() > 0:
+        kind = WALK_RING
+    elif core.has_replicas:
+        kind = WALK_TOP
     else:
-        raise TypeError(f"unsupported router core {type(core).__name__!r}")
+        kind = WALK_PROBE
     core.check()
     cdef Py_ssize_t n = loads.shape[0], m = hashes.shape[0], j
     if caps.shape[0] != n or out.shape[0] != m:
@@ -62,18 +61,14 @@ def bounded_assign(_Router core, const uint64_t[::1] hashes, const int64_t[::1] 
         raise ValueError(f"capacity left ({room}) is below the number of keys ({m})")
     seen_a = np.empty(max(spread, 1), dtype=np.int32)
     row_a = np.empty(max(n, 1), dtype=np.int32)
-    keys_a = np.empty(max(n, 1), dtype=np.uint64)
     cdef int32_t[::1] seen = seen_a
     cdef int32_t[::1] row = row_a
-    cdef uint64_t[::1] kbuf = keys_a
     cdef uint64_t h, p
     cdef int32_t node, best, cnt
     cdef int64_t t, limit, have
-    cdef uint32_t i0 = 0
-    cdef int shift = 0
+    cdef uint32_t at = 0
     if kind == WALK_RING:
-        shift = 64 - ring.k
-        limit = ring.n
+        limit = core.walk_steps()
     elif kind == WALK_TOP:
         limit = n
     else:
@@ -85,24 +80,22 @@ def bounded_assign(_Router core, const uint64_t[::1] hashes, const int64_t[::1] 
             cnt = 0
             node = -1
             have = 0
-            if kind == WALK_RING:
-                i0 = ch_find(ring.pos, ring.n, ring.idx, shift, h)
             t = 0
             while t < limit:
                 if kind == WALK_RING:
-                    node = ring.own[(i0 + t) % ring.n]
+                    node = core.walk_step(h, t, &at)
                 elif kind == WALK_TOP:
                     if t == 0 and spread == 1:
-                        node = topr.route1(h)  # the best node, without ranking the rest
+                        node = core.route1(h)  # the best node, without ranking the rest
                     elif t >= have:   # rank lazily: a few first, all of them if needed
                         have = n if have else min(n, spread + 7)
-                        topr.top(h, <size_t>have, &row[0], &kbuf[0])
+                        core.route_replicas(&h, 1, <uint32_t>have, &row[0])
                         node = row[t]
                     else:
                         node = row[t]
                 else:
                     p = h if t == 0 else ch_mix64(h + <uint64_t>t * BOUNDED_STEP)
-                    node = algo.route1(p)
+                    node = core.route1(p)
                 t += 1
                 if cnt < spread:
                     if _seen(&seen[0], cnt, node):

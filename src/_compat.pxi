@@ -1,19 +1,17 @@
-# Compatibility rings: point builders and a slot table, for consistent_hash.ketama, .compat,
-# .redis and .cassandra.  Included at the end of _ring.pyx; the key hashes themselves are
-# src/ch_compat_hash.h, dispatched by hash id like the built-in ones.
-
-cdef extern from "ch_keys.h" nogil:
-    enum:
-        CH_OAAT
-        CH_KETAMA_MD5
-        CH_KETAMA_MD5_NEXT
-        CH_MD5_NEXT
-        CH_REDIS_SLOT
-        CH_CASSANDRA
-        CH_CASSANDRA_RAW
-    void ch_md5(const uint8_t *p, size_t n, uint8_t *out)
-    uint64_t ch_md5_64(const uint8_t *p, size_t n)
-    uint32_t ch_ketama_point(const uint8_t *d, unsigned x)
+# Compatibility rings: the point builders and tables that reproduce other libraries exactly,
+# for consistent_hash.ketama, .compat, .redis and .cassandra; the key hashes themselves are
+# src/ch_compat_hash.h, dispatched by hash id like the built-in ones (ch_keys.h).
+#
+# compat_points: the points of labels prefix_i + ascii(decimal j), j < labels_i, in the order
+#   the original libraries generate them: one MD5 big-endian 64-bit point per label
+#   (uhashring), per_digest little-endian 32-bit words of the label's MD5 as positions
+#   value << 32 (libketama, libmemcached, twemproxy), or one hash of the label (hid).
+# sort_points: a stable sort by position (ties keep generation order); last_writer: a run of
+#   equal positions takes its last writer's owner (a Python dict built point by point).
+# walk_distinct: the distinct owners met clockwise from a position (uhashring's range walk).
+# _SlotTable: the Redis Cluster slot map, hash = CRC16 slot in [0, 16384), table[slot] = node
+#   index (-1 unassigned).  first_foreign: which keys need str() the way uhashring hashes.
+# Built on the shared pieces only (sort_points calls sort_pairs of _hashring.pxi at run time).
 
 if (HASH_IDS["one_at_a_time"], HASH_IDS["ketama_md5"], HASH_IDS["ketama_md5_next"],
         HASH_IDS["md5_next"], HASH_IDS["redis_slot"], HASH_IDS["cassandra"],
@@ -76,7 +74,7 @@ def compat_points(list prefixes, const uint32_t[::1] labels, int mode, int per_d
             memcpy(label, <char *>prefix, plen)
             with nogil:
                 for j in range(labels[i]):
-                    m = plen + ch_u64_dec_(j, label + plen)
+                    m = plen + ch_u64_dec(j, label + plen)
                     if mode == P_DIGEST:
                         ch_md5(label, m, digest)
                         for x in range(per):
@@ -93,10 +91,6 @@ def compat_points(list prefixes, const uint32_t[::1] labels, int mode, int per_d
     finally:
         free(label)
     return pos, own
-
-
-cdef extern from "ch_keys.h" nogil:
-    size_t ch_u64_dec_ "ch_u64_dec"(uint64_t v, uint8_t *out)
 
 
 def sort_points(uint64_t[::1] pos, int32_t[::1] gen):
@@ -127,10 +121,11 @@ def last_writer(const uint64_t[::1] pos, int32_t[::1] own):
     return k
 
 
-def walk_distinct(_Ring core, Py_ssize_t start, Py_ssize_t limit):
-    """Owner indices met walking clockwise once round the ring from position index start,
-    each the first time it is met, at most limit of them."""
-    cdef Py_ssize_t n = core.n, nn = len(core.nodes), i, c = 0
+def walk_distinct(_Router core, Py_ssize_t start, Py_ssize_t limit):
+    """Owner indices met walking clockwise once round a ring from position index start, each
+    the first time it is met, at most limit of them (core: a ring, read through its owners)."""
+    cdef const int32_t[::1] own = core.owners
+    cdef Py_ssize_t n = own.shape[0], nn = len(core.nodes), i, c = 0
     result = []
     if n == 0 or limit <= 0:
         return result
@@ -142,7 +137,7 @@ def walk_distinct(_Ring core, Py_ssize_t start, Py_ssize_t limit):
     cdef Py_ssize_t lim = min(limit, nn)
     with nogil:
         for i in range(n):
-            o = core.own[(start + i) % n]
+            o = own[(start + i) % n]
             if not sv[o]:
                 sv[o] = 1
                 outv[c] = o
@@ -157,7 +152,9 @@ cdef class _SlotTable(_Router):
     cdef readonly object table      # read-only int32[16384]
     cdef const int32_t *tab
 
-    def __cinit__(self, table):
+    def __cinit__(self, table, tuple nodes, _Hasher hasher):
+        self.init_router(nodes, hasher, "slot map")
+        self.live = 16384  # every slot answers (-1 when unassigned): never EmptyRingError
         t = np.array(table, dtype=np.int32)
         if t.shape != (16384,):
             raise ValueError(f"a slot table has 16384 entries, got shape {t.shape}")

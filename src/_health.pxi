@@ -1,16 +1,17 @@
-# Health-aware HashRing snapshots: some nodes marked down, no rebuild of the positions.
-
-cdef extern from "ch_health.h" nogil:
-    size_t ch_health_owners(const int32_t *owners, const uint8_t *down, uint32_t n,
-                            int32_t *eff)
+# Health-aware HashRing snapshots (kernel: ch_health.h): some nodes marked down, no rebuild.
+#
+# A health ring is a _Ring (so this piece is included after _hashring.pxi, the one it builds
+# on): the same positions and owners, but every position routes to the first owner at or
+# clockwise after it that is up.  A key whose owner is down so moves to the next up node on
+# its walk, exactly where it would go if the down node were removed, while every other key
+# stays put; replicas are the first r distinct up owners.  live counts the up nodes: when none
+# is up, every lookup raises EmptyRingError.
 
 
 cdef class _HealthRing(_Ring):
-    """A ring snapshot whose lookups skip down nodes: each position routes to the first up
-    owner clockwise from it.  positions and owners stay the true layout; only the routing
-    owners (used by every lookup and replica table) change."""
+    """A ring snapshot whose lookups skip down nodes.  positions and owners stay the true
+    layout; only the routing owners (used by every lookup and replica table) change."""
     cdef readonly frozenset down        # names of the down nodes
-    cdef readonly Py_ssize_t live       # nodes that are up
     cdef object _eff
 
     cdef int apply(self, frozenset down) except -1:
@@ -22,35 +23,17 @@ cdef class _HealthRing(_Ring):
         eff = np.empty(max(<Py_ssize_t>self.n, 1), dtype=np.int32)
         cdef const uint8_t[::1] mv = mask
         cdef int32_t[::1] ev = eff
-        cdef size_t up = 0
         if self.n:
             with nogil:
-                up = ch_health_owners(self.own, &mv[0], self.n, &ev[0])
+                ch_health_owners(self.own, &mv[0], self.n, &ev[0])
         eff.flags.writeable = False
         self._eff = eff
         self.own = &ev[0]
         self.down = down
-        self.live = k - int(mask[:k].sum())
+        if self.n:
+            self.live = k - int(mask[:k].sum())
+            self.empty_message = "every node of the ring is marked down"
         return 0
-
-    cdef int check(self) except -1:
-        if self.n == 0:
-            raise EmptyRingError("the ring has no nodes")
-        if self.live == 0:
-            raise EmptyRingError("every node of the ring is marked down")
-        return 0
-
-    def index(self, key):
-        self.check()
-        return _Ring.index(self, key)
-
-    def get(self, key):
-        self.check()
-        return _Ring.get(self, key)
-
-    def index_of_hash(self, uint64_t h):
-        self.check()
-        return _Ring.index_of_hash(self, h)
 
     @property
     def routing_owners(self):

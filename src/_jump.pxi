@@ -1,21 +1,21 @@
-# JumpHash kernel (Lamping & Veach 2014, bit-identical to Guava's Hashing.consistentHash).
+# JumpHash (Lamping & Veach 2014, "A Fast, Minimal Memory, Consistent Hash Algorithm"),
+# bit-identical to Guava's Hashing.consistentHash; kernels in ch_jump.h.
+#
+# n buckets, bucket i being nodes[i].  A 64-bit key k maps to the bucket ch_jump(k, n): the
+# last b < n reached by the jumps b -> floor((b + 1) * 2**31 / ((k' >> 33) + 1)) of the linear
+# congruential sequence k' = k * 2862933555777941757 + 1 (mod 2**64).  Adding bucket n moves
+# only the keys that land on it; only the last bucket can be removed.  Integer keys are used as
+# their 64-bit two's-complement value (the hasher's raw_ints mode); other keys are hashed.
+# No replica order (has_replicas is False).
 
-cdef extern from "ch_jump.h" nogil:
-    int32_t ch_jump(uint64_t key, int32_t n)
-    int32_t ch_jump_ref(uint64_t key, int32_t n)
-    void ch_jump_batch(const uint64_t *keys, size_t m, int32_t n, int32_t *out)
-    void ch_jump_ref_batch(const uint64_t *keys, size_t m, int32_t n, int32_t *out)
-    void ch_jump_paper_batch(const uint64_t *keys, size_t m, int32_t n, int32_t *out)
-
-
-cdef class _Jump(_AlgoCore):
-    """n buckets, named; bucket i is nodes[i]."""
+cdef class _Jump(_Router):
+    """n buckets, named; bucket i is nodes[i].  Integer keys are their own 64-bit value."""
     cdef int32_t n
 
     def __cinit__(self, tuple nodes, _Hasher hasher):
         if len(nodes) >= (1 << 31):
             raise ValueError("JumpHash supports at most 2**31 - 1 buckets")
-        self.init_base("JumpHash", nodes, hasher, True)
+        self.init_router(nodes, _raw_int_hasher(hasher), "JumpHash")
         self.n = <int32_t>len(nodes)
 
     cdef void route(self, const uint64_t *h, Py_ssize_t m, int32_t *out) noexcept nogil:

@@ -1,19 +1,20 @@
-# Maglev kernel: a prime-sized lookup table; see ch_maglev.h for the exact recipe.
+# Maglev hashing (Eisenbud et al., "Maglev: A Fast and Reliable Software Network Load
+# Balancer", NSDI 2016); kernels in ch_maglev.h.
+#
+# A table of M (prime) entries.  Node i (a = H(utf8(name), seed)) prefers the entries
+# (a mod M + j * (floor(a / M) mod (M - 1) + 1)) mod M, j = 0, 1, ...; round after round, each
+# node in index order adds ratio_i = w_i / w_max to its credit and, when the credit reaches
+# 1.0, pays 1.0 and takes its next preferred empty entry, until the table is full (equal
+# weights: the paper's algorithm).  A hash h routes to table[floor(h * M / 2**64)].
+# No replica order.
 
-cdef extern from "ch_maglev.h" nogil:
-    void ch_maglev_build(uint64_t *pos, const uint64_t *skip, const double *ratio,
-                        double *credit, uint32_t n, uint32_t M, int32_t *table)
-    void ch_maglev_lookup(const int32_t *table, uint32_t M, const uint64_t *h, size_t m,
-                          int32_t *out)
-
-
-cdef class _Maglev(_AlgoCore):
+cdef class _Maglev(_Router):
     cdef readonly object table          # read-only int32[M]: node index of each entry
     cdef const int32_t *tab
     cdef uint32_t M
 
     def __cinit__(self, tuple nodes, _Hasher hasher, uint32_t M, ratios):
-        self.init_base("Maglev", nodes, hasher, False)
+        self.init_router(nodes, hasher, "Maglev")
         cdef Py_ssize_t n = len(nodes), i
         if M < 2:
             raise ValueError("table_size must be a prime >= 2")

@@ -1,12 +1,16 @@
-# MementoHash kernel: jump hash plus replacements of removed buckets; see ch_memento.h.
+# MementoHash (Coluzzi, Brocco, Antonucci & Leidi 2023, "MementoHash: A Stateful, Minimal
+# Memory, Best Performing Consistent Hash Algorithm"): jump hash plus a memory of removals;
+# kernels in ch_memento.h (over ch_jump.h).
+#
+# n slots (jump hash runs over n buckets); a removed slot b has a replacer R[b] = the size of
+# the working set its removal left (-1 for a working slot).  A hash h starts at b = jump(h, n);
+# while R[b] = r >= 0, it re-draws b = floor(mix64(h + (b + 1) * CH_GOLDEN) * r / 2**64) in
+# [0, r), following R[b] while R[b] >= r; with nothing removed this is jump hash exactly, and
+# removing any slot moves only that slot's keys.  slot_node[b] is the index in nodes of a
+# working slot's name.  Integer keys are their own 64-bit value (raw_ints), as for JumpHash.
+# No replica order.
 
-cdef extern from "ch_memento.h" nogil:
-    int32_t ch_memento_resolve(uint64_t h, int32_t b, const int32_t *R)
-    void ch_memento_fix(const uint64_t *h, size_t m, const int32_t *R, const int32_t *slot_node,
-                        int32_t *out)
-
-
-cdef class _Memento(_AlgoCore):
+cdef class _Memento(_Router):
     """n buckets; R[b] the replacer of a removed bucket (-1 if working); slot_node[b] the index
     in nodes of a working bucket's name."""
     cdef readonly object replacers
@@ -17,7 +21,7 @@ cdef class _Memento(_AlgoCore):
     cdef bint any_removed
 
     def __cinit__(self, tuple nodes, _Hasher hasher, int32_t n, replacers, slot_node):
-        self.init_base("MementoHash", nodes, hasher, True)
+        self.init_router(nodes, _raw_int_hasher(hasher), "MementoHash")
         R = np.ascontiguousarray(replacers, dtype=np.int32)
         S = np.ascontiguousarray(slot_node, dtype=np.int32)
         if R.shape[0] != n or S.shape[0] != n or n < 0:

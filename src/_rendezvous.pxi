@@ -1,71 +1,14 @@
-# Rendezvous (highest random weight) kernel; see ch_rendezvous.h for the exact rule.
-
-cdef extern from "ch_rendezvous.h" nogil:
-    int64_t ch_neglog2(uint64_t v)
-    void ch_rdv_route(const uint64_t *s, size_t n, const uint64_t *h, size_t m, int32_t *out)
-    void ch_rdv_route_w(const uint64_t *s, const double *invw, size_t n, const uint64_t *h,
-                        size_t m, int32_t *out)
-    void ch_rdv_top(const uint64_t *s, const double *invw, size_t n, uint64_t h, size_t r,
-                    int32_t *row, uint64_t *keys)
-    const uint64_t CH_NL2_C[128]
-    const uint64_t CH_NL2_T[128]
-    const uint64_t CH_NL2_P[7]
+# Rendezvous (highest random weight) hashing, Thaler & Ravishankar 1996; kernels in
+# ch_rendezvous.h.
+#
+# Node i has s_i = H(utf8(name_i), seed); its draw for a key of hash h is
+# x_i = mix64(h ^ s_i).  Unweighted, the key goes to the node with the largest x_i; weighted,
+# to the smallest L_i / w_i with L_i = -log2((x_i | 1) / 2**64), computed in Q8.56 integers and
+# one IEEE multiply by 1 / w_i, so every platform agrees.  Ties go to the smaller index.  The
+# replicas of a key are the nodes in that same order, best first (has_replicas).
 
 
-cdef class _TopR(_AlgoCore):
-    """An _AlgoCore with a best-first node order per key (replicas)."""
-
-    cdef void top(self, uint64_t h, size_t r, int32_t *row, uint64_t *scratch) noexcept nogil:
-        pass
-
-    def replicas_of_hashes(self, const uint64_t[::1] hashes, uint32_t r):
-        """int32[m, r]: the best r nodes of each hash, best first."""
-        self.check()
-        cdef Py_ssize_t m = hashes.shape[0], j
-        out = np.empty((m, r), dtype=np.int32)
-        if m == 0 or r == 0:
-            return out
-        cdef int32_t[:, ::1] ov = out
-        cdef uint64_t *scratch = <uint64_t *>malloc(r * sizeof(uint64_t))
-        if scratch == NULL:
-            raise MemoryError()
-        try:
-            with nogil:
-                for j in range(m):
-                    self.top(hashes[j], r, &ov[j, 0], scratch)
-        finally:
-            free(scratch)
-        return out
-
-    def replicas_of_keys(self, keys, uint32_t r):
-        """int32[m, r] for keys in a container the keys stage reads."""
-        self.check()
-        cdef _KeySource src = make_source(keys)
-        out = np.empty((src.n, r), dtype=np.int32)
-        if src.n == 0 or r == 0:
-            return out
-        cdef int32_t[:, ::1] ov = out
-        cdef uint64_t buf[CHUNK]
-        cdef Py_ssize_t s, e, j
-        cdef uint64_t *scratch = <uint64_t *>malloc(r * sizeof(uint64_t))
-        if scratch == NULL:
-            raise MemoryError()
-        try:
-            for s in range(0, src.n, CHUNK):
-                e = min(src.n, s + CHUNK)
-                if self.raw_ints:
-                    _fill_raw(src, self.hasher, s, e, buf)
-                else:
-                    src.fill(self.hasher, s, e, buf)
-                with nogil:
-                    for j in range(s, e):
-                        self.top(buf[j - s], r, &ov[j, 0], scratch)
-        finally:
-            free(scratch)
-        return out
-
-
-cdef class _Rendezvous(_TopR):
+cdef class _Rendezvous(_Router):
     cdef readonly object node_hash      # uint64[n]: H(utf8(name), seed)
     cdef readonly object inv_weights    # float64[n] 1.0 / w, or None when all weights are equal
     cdef const uint64_t *s
@@ -73,7 +16,8 @@ cdef class _Rendezvous(_TopR):
     cdef size_t n
 
     def __cinit__(self, tuple nodes, _Hasher hasher, inv_weights=None):
-        self.init_base("Rendezvous", nodes, hasher, False)
+        self.init_router(nodes, hasher, "Rendezvous")
+        self.has_replicas = True
         nh = node_hashes(hasher, nodes)
         nh.flags.writeable = False
         self.node_hash = nh
@@ -98,8 +42,27 @@ cdef class _Rendezvous(_TopR):
         else:
             ch_rdv_route_w(self.s, self.invw, self.n, h, <size_t>m, out)
 
-    cdef void top(self, uint64_t h, size_t r, int32_t *row, uint64_t *scratch) noexcept nogil:
-        ch_rdv_top(self.s, self.invw, self.n, h, r, row, scratch)
+    cdef int prepare_replicas(self, uint32_t r) except -1:
+        if r > self.n:
+            raise ValueError(f"r = {r} exceeds the {self.n} nodes")
+        return 0
+
+    cdef void route_replicas(self, const uint64_t *h, Py_ssize_t m, uint32_t r,
+                             int32_t *out) noexcept nogil:
+        # ch_rdv_top ranks with r order keys of scratch: on the stack for small r.
+        cdef uint64_t small[64]
+        cdef uint64_t *keys = small
+        cdef Py_ssize_t j
+        if r > 64:
+            keys = <uint64_t *>malloc(r * sizeof(uint64_t))
+            if keys == NULL:  # no exception from here: the rows say "no node"
+                for j in range(m * r):
+                    out[j] = -1
+                return
+        for j in range(m):
+            ch_rdv_top(self.s, self.invw, self.n, h[j], r, out + j * r, keys)
+        if keys != small:
+            free(keys)
 
 
 def _neglog2(const uint64_t[::1] v):

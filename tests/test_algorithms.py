@@ -817,12 +817,3 @@ def test_memento_invalid() -> None:
     mh.add("z")
     assert mh.get("k") == "z" and mh.slots == (None, None, "z")
     assert MementoHash(4).nodes == ("0", "1", "2", "3")
-
-
-@pytest.mark.parametrize("name", ["consistent_hash.algorithms", "consistent_hash.algorithms.bounded"])
-def test_docstring_examples(name: str) -> None:
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
-    assert result.attempted >= 5 and result.failed == 0

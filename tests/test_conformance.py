@@ -488,6 +488,9 @@ NO_NULLS_CALLS: dict[str, Callable[[Any], Any]] = {
 }
 NO_NULLS_REPLICA_CALLS: dict[str, Callable[[Any], Any]] = {
     "replicas": lambda r: r.replicas(None, 2),
+}
+# The batch replica calls take nulls= like get_many: a missing key is a row of -1 / None.
+NULLS_REPLICA_CALLS: dict[str, Callable[[Any], Any]] = {
     "replicas_many": lambda r: r.replicas_many(["a", None], 2),
     "replica_indices": lambda r: r.replica_indices(["a", None], 2),
     "replica_indices_arrow": lambda r: r.replica_indices(pa.array(["a", None]), 2),
@@ -510,6 +513,34 @@ def test_missing_key_message_recommends_nulls_only_where_accepted(spec: RouterSp
     with pytest.raises((TypeError, ValueError)) as ei:
         fn(r)
     assert "nulls" not in str(ei.value), f"{call} takes no nulls=, yet: {ei.value}"
+
+
+@pytest.mark.parametrize("spec", REPLICAS, ids=ids(REPLICAS))
+@pytest.mark.parametrize("call", list(NULLS_REPLICA_CALLS))
+def test_replica_batches_raise_on_a_missing_key_and_recommend_nulls(spec: RouterSpec,
+                                                                    call: str) -> None:
+    r = spec.make(NODES)
+    with pytest.raises((TypeError, ValueError)) as ei:
+        NULLS_REPLICA_CALLS[call](r)
+    assert "nulls" in str(ei.value)
+
+
+@pytest.mark.parametrize("spec", REPLICAS, ids=ids(REPLICAS))
+@pytest.mark.parametrize("container", ["list", "arrow", "object_array"])
+def test_replica_batches_with_nulls_none(spec: RouterSpec, container: str) -> None:
+    r = spec.make(NODES)
+    keys = ["a", None, "b", None, "c"]
+    batch = {"list": keys, "arrow": pa.array(keys),
+             "object_array": np.array(keys, dtype=object)}[container]
+    idx = r.replica_indices(batch, 3, nulls="none")
+    names = r.replicas_many(batch, 3, nulls="none")
+    assert idx.shape == names.shape == (5, 3)
+    for i, k in enumerate(keys):
+        if k is None:
+            assert idx[i].tolist() == [-1, -1, -1] and names[i].tolist() == [None] * 3
+        else:
+            assert names[i].tolist() == r.replicas(k, 3)
+            assert [r.nodes[j] for j in idx[i]] == r.replicas(k, 3)
 
 
 @pytest.mark.parametrize("spec", ROUTERS, ids=ids(ROUTERS))

@@ -178,4 +178,5 @@ def test_bad_nulls_value_is_refused_when_the_graph_is_built() -> None:
 def dask_sync():  # type: ignore[no-untyped-def]
     import dask
 
-    return dask.config.set(scheduler="synchronous")
+    # In this process, whatever cluster another test started: tasks-based shuffles.
+    return dask.config.set({"scheduler": "synchronous", "dataframe.shuffle.method": "tasks"})

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import inspect
+import pkgutil
 from pathlib import Path
 
 import pytest
 
+import consistent_hash
+
 README = Path(__file__).resolve().parent.parent / "README.md"
-MODULES = ["consistent_hash", "consistent_hash.ring"]
+# Every module of the package, so a module added or moved is doctested without a list to edit.
+MODULES = sorted(m.name for m in pkgutil.walk_packages(consistent_hash.__path__,
+                                                       "consistent_hash."))
 
 
 @pytest.mark.skipif(not README.exists(), reason="README.md is not beside tests/")
@@ -21,5 +27,8 @@ def test_readme_examples() -> None:
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name: str) -> None:
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
+    if name != "consistent_hash._ring" and ">>> " in inspect.getsource(module):
+        assert result.attempted > 0  # its examples were found and run

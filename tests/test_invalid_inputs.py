@@ -52,6 +52,12 @@ EMPTY_CALLS = {
 }
 
 
+def test_empty_batch_on_empty_ring_is_empty():
+    r = HashRing()
+    assert r.get_many([]).shape == (0,) and r.get_indices([]).shape == (0,)
+    assert r.lookup(np.empty(0, dtype=np.uint64)).shape == (0,)
+
+
 def test_empty_ring_error_is_a_lookup_error():
     assert issubclass(EmptyRingError, LookupError)
 

@@ -299,6 +299,9 @@ class RingMachine(RuleBasedStateMachine):
     @rule(keys=key_lists, n=st.integers(1, 4))
     def lookups(self, keys, n):
         if not self.model.weights:
+            if not keys:  # an empty batch answers, even with no nodes
+                assert self.ring.get_many(keys).shape == (0,)
+                return
             with pytest.raises(EmptyRingError):
                 self.ring.get_many(keys)
             return

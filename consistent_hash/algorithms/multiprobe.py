@@ -61,10 +61,10 @@ class MultiProbe(NodeSet):
     @property
     def points(self) -> npt.NDArray[np.uint64]:
         """The nodes' points on the ring, ascending (``owners`` gives each one's node)."""
-        return self._core.points.positions  # type: ignore[no-any-return]
+        return self._core.positions  # type: ignore[no-any-return]
 
     @property
     def owners(self) -> npt.NDArray[np.int32]:
         """The node index of each point."""
-        return self._core.points.owners  # type: ignore[no-any-return]
+        return self._core.owners  # type: ignore[no-any-return]
 

@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from consistent_hash import _containers, _format
 from consistent_hash._hashes import compat_hasher
-from consistent_hash._ring import _Ring, first_foreign, sort_pairs
+from consistent_hash._ring import _Ring, first_foreign, is_null, sort_pairs
 from consistent_hash._router import Router
 from consistent_hash._validate import check_int, check_n
 from consistent_hash.ring import arc_shares
@@ -57,13 +57,14 @@ def _check_key(key: Any) -> None:
 
 
 def _check_keys(keys: Any) -> None:
+    """Refuse int keys in any container; a missing key is left to the nulls= policy."""
     if isinstance(keys, (list, tuple)):
         i = first_foreign(keys, False)
         if i >= 0:
             for k in keys[i:]:
-                if type(k) is not str:
+                if type(k) is not str and not is_null(k):
                     _check_key(k)
-    elif isinstance(keys, np.ndarray) and keys.dtype == object:
+    elif isinstance(keys, np.ndarray) and keys.dtype == object and keys.ndim == 1:
         _check_keys(keys.tolist())
     elif _integer_container(keys):
         raise TypeError("partition keys must be bytes or str, got integer keys "

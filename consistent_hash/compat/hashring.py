@@ -29,9 +29,10 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash._containers import route as _route
-from consistent_hash._hashes import compat_hasher
 from consistent_hash._ring import (
+    HASH_IDS,
     POINTS_DIGEST,
+    _Hasher,
     _Ring,
     compat_points,
     last_writer,
@@ -41,7 +42,7 @@ from consistent_hash._ring import (
 
 __all__ = ["HashRing"]
 
-_HASHER = compat_hasher("ketama_md5_next")
+_HASHER = _Hasher(HASH_IDS["ketama_md5_next"], 0, None)
 
 
 class HashRing:
@@ -162,7 +163,7 @@ class HashRing:
     def get_indices(self, keys: Any) -> npt.NDArray[np.int32]:
         """int32 index into ``ring_nodes()`` of each key's node, at C speed."""
         core = self._core
-        return _route(core, keys)
+        return _route(core, keys, hint=False)
 
     def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
         """Object array: ``get_node(key)`` of each key."""

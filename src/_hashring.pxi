@@ -1,0 +1,246 @@
+# HashRing: consistent hashing on a ring of virtual nodes (Karger et al. 1997); kernels in
+# ch_search.h.
+#
+# The ring is V positions p[0] <= ... <= p[V-1] in [0, 2**64), sorted by (position, owner),
+# each owned by a node.  A hash h routes to the owner of the first position >= h, wrapping to
+# position 0 past the last one.  The replicas of h are the first r distinct owners met walking
+# clockwise from that position.  The default layout (label_positions) gives node i count[i]
+# positions H(utf8(name) + b"#" + ascii(decimal j), seed) for j < count[i].
+#
+# A 2**k-entry prefix index over the top k bits of the positions narrows each search to a few
+# positions; a batch is searched with prefetching (ch_lookup_batch).  Replica tables (the
+# first r distinct owners from each position) are built once per r and cached.
+
+
+cdef class _Ring(_Router):
+    """An immutable ring snapshot: sorted positions, owners, prefix index, node labels."""
+    cdef readonly object positions      # read-only uint64[V] (a view of the padded array)
+    cdef readonly object owners         # read-only int32[V]
+    cdef object _padded
+    cdef object _prefix
+    cdef object _replica_tables         # r -> read-only int32[V, r]
+    cdef const int32_t **reps           # reps[r]: the data of _replica_tables[r], or NULL
+    cdef Py_ssize_t nreps
+    cdef const uint64_t *pos
+    cdef const int32_t *own             # routing owners (a health ring's skip down nodes)
+    cdef const uint32_t *idx
+    cdef uint32_t n
+    cdef int k
+
+    def __cinit__(self, positions, owners, tuple nodes, _Hasher hasher):
+        positions = np.ascontiguousarray(positions, dtype=np.uint64)
+        owners = np.ascontiguousarray(owners, dtype=np.int32)
+        cdef Py_ssize_t V = positions.shape[0]
+        if owners.shape[0] != V:
+            raise ValueError("positions and owners differ in length")
+        if V >= (1 << 31) - CH_PAD:
+            raise ValueError("ring too large")
+        self.init_router(nodes, hasher, "ring")
+        self.has_replicas = True
+        if V == 0:
+            self.live = 0
+        padded = np.full(V + CH_PAD, np.iinfo(np.uint64).max, dtype=np.uint64)
+        padded[:V] = positions
+        own = owners.copy()
+        # Read-only views of read-only arrays: a view's writeable flag cannot be set back.
+        own.flags.writeable = False
+        padded.flags.writeable = False
+        self._padded = padded
+        self.positions = padded[:V]
+        self.owners = own.view()
+        self.n = <uint32_t>V
+        self.k = ch_prefix_bits(<size_t>V)
+        prefix = np.empty((1 << self.k) + 1, dtype=np.uint32)
+        cdef uint32_t[::1] pv = prefix
+        cdef const uint64_t[::1] ppv = padded
+        cdef const int32_t[::1] ov = own
+        self.pos = &ppv[0]
+        self.own = &ov[0] if V else NULL
+        with nogil:
+            ch_build_prefix(self.pos, self.n, self.k, &pv[0])
+        self._prefix = prefix
+        self.idx = &pv[0]
+        self._replica_tables = {}
+        self.nreps = len(nodes) + 1
+        self.reps = <const int32_t **>malloc(self.nreps * sizeof(int32_t *))
+        if self.reps == NULL:
+            raise MemoryError()
+        cdef Py_ssize_t i
+        for i in range(self.nreps):
+            self.reps[i] = NULL
+
+    def __dealloc__(self):
+        free(self.reps)
+
+    cdef void route(self, const uint64_t *h, Py_ssize_t m, int32_t *out) noexcept nogil:
+        ch_lookup_batch(self.pos, self.n, self.idx, self.k, self.own, h, <size_t>m, out)
+
+    cdef int32_t route1(self, uint64_t h) noexcept nogil:
+        return self.own[ch_find(self.pos, self.n, self.idx, 64 - self.k, h)]
+
+    cdef int prepare_replicas(self, uint32_t r) except -1:
+        # The table pointer is set once per r, with the GIL, before any kernel reads it: a
+        # concurrent batch with another r reads its own entry.
+        if r >= self.nreps:
+            raise ValueError(f"r = {r} exceeds the ring's {len(self.nodes)} nodes")
+        if self.reps[r] == NULL:
+            t = self.replica_table(r)
+            if self.n and r:
+                self.reps[r] = _table_data(t)
+        return 0
+
+    cdef void route_replicas(self, const uint64_t *h, Py_ssize_t m, uint32_t r,
+                             int32_t *out) noexcept nogil:
+        cdef const int32_t *t = self.reps[r]
+        cdef int shift = 64 - self.k
+        cdef Py_ssize_t j
+        cdef uint32_t i
+        for j in range(m):
+            i = ch_find(self.pos, self.n, self.idx, shift, h[j])
+            memcpy(out + j * r, t + <size_t>i * r, r * sizeof(int32_t))
+
+    cdef int64_t walk_steps(self):
+        return self.n
+
+    cdef int32_t walk_step(self, uint64_t h, int64_t t, uint32_t *at) noexcept nogil:
+        if t == 0:
+            at[0] = ch_find(self.pos, self.n, self.idx, 64 - self.k, h)
+        return self.own[(at[0] + t) % self.n]
+
+    def __len__(self):
+        return self.n
+
+    def position_index(self, uint64_t h):
+        """Index of the first position >= h, wrapping to 0."""
+        self.check()
+        return ch_find(self.pos, self.n, self.idx, 64 - self.k, h)
+
+    # The scalar paths, without the base's virtual call (a ring lookup is a few ns).
+    def index(self, key):
+        """Node index of one key."""
+        if self.live == 0:
+            self.check()
+        cdef uint64_t h = self.hasher.hash_key(key)
+        return self.own[ch_find(self.pos, self.n, self.idx, 64 - self.k, h)]
+
+    def get(self, key):
+        """Node name of one key."""
+        if self.live == 0:
+            self.check()
+        cdef uint64_t h = self.hasher.hash_key(key)
+        return self.nodes[self.own[ch_find(self.pos, self.n, self.idx, 64 - self.k, h)]]
+
+    def replica_table(self, uint32_t r):
+        """int32[V, r]: the first r distinct owners clockwise from each position (cached)."""
+        t = self._replica_tables.get(r)
+        if t is None:
+            t = np.empty((self.n, r), dtype=np.int32)
+            if self.n and r:
+                self._build_replicas(t, r)
+            t.flags.writeable = False
+            t = self._replica_tables.setdefault(r, t)
+        return t
+
+    cdef _build_replicas(self, t, uint32_t r):
+        cdef int32_t[:, ::1] tv = t
+        with nogil:
+            ch_build_replicas(self.own, self.n, r, &tv[0, 0])
+
+
+cdef const int32_t *_table_data(t) except NULL:
+    cdef const int32_t[:, ::1] tv = t
+    return &tv[0, 0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Building rings
+# ---------------------------------------------------------------------------------------------
+
+def label_positions(_Hasher hasher, list names, const uint32_t[::1] counts, int32_t first_owner=0):
+    """Positions of every vnode label utf8(name) + b"#" + decimal j, j < count, sorted by
+    (position, owner); owner i + first_owner is names[i].  Returns (positions, owners)."""
+    cdef Py_ssize_t nn = len(names), i
+    cdef uint64_t total = 0
+    for i in range(nn):
+        total += counts[i]
+    if total >= (1 << 31) - CH_PAD:
+        raise ValueError(f"the ring would have {total} vnodes; at most 2**31 - 9 are supported")
+    pos = np.empty(total, dtype=np.uint64)
+    own = np.empty(total, dtype=np.int32)
+    if total == 0:
+        return pos, own
+    cdef uint64_t[::1] pv = pos
+    cdef int32_t[::1] ov = own
+    cdef size_t off = 0, maxlen = 0
+    cdef bytes name
+    cdef uint8_t *label
+    cdef uint32_t j
+    cdef size_t namelen
+    cdef int hid = hasher.hid
+    cdef uint64_t seed = hasher.seed
+    for name in names:
+        maxlen = max(maxlen, <size_t>len(name))
+    if hasher.func is not None:
+        for i in range(nn):
+            name = names[i]
+            for j in range(counts[i]):
+                pv[off] = hasher.call_func(name + b"#" + str(j).encode("ascii"))
+                ov[off] = <int32_t>i + first_owner
+                off += 1
+    else:
+        label = <uint8_t *>malloc(maxlen + 24)
+        if label == NULL:
+            raise MemoryError()
+        try:
+            for i in range(nn):
+                name = names[i]
+                namelen = len(name)
+                memcpy(label, <char *>name, namelen)
+                with nogil:
+                    ch_label_positions(label, namelen, counts[i], hid, seed, &pv[off])
+                    for j in range(counts[i]):
+                        ov[off + j] = <int32_t>i + first_owner
+                off += counts[i]
+        finally:
+            free(label)
+    sort_pairs(pos, own)
+    return pos, own
+
+
+def sort_pairs(uint64_t[::1] keys, int32_t[::1] vals):
+    """In-place sort of (keys, vals) pairs by (key, val)."""
+    cdef Py_ssize_t n = keys.shape[0]
+    if vals.shape[0] != n:
+        raise ValueError("keys and vals differ in length")
+    if n < 2:
+        return
+    cdef size_t nb = (<size_t>1) << ch_sort_bits(<size_t>n)
+    cdef ch_pair *tmp = <ch_pair *>malloc(<size_t>n * sizeof(ch_pair))
+    cdef size_t *count = <size_t *>malloc((nb + 1) * sizeof(size_t))
+    try:
+        if tmp == NULL or count == NULL:
+            raise MemoryError()
+        with nogil:
+            ch_sort_pairs(&keys[0], &vals[0], <size_t>n, tmp, count)
+    finally:
+        free(tmp)
+        free(count)
+
+
+def merge_sorted(const uint64_t[::1] pa, const int32_t[::1] oa,
+                 const uint64_t[::1] pb, const int32_t[::1] ob):
+    """Merge two (position, owner)-sorted runs into one; returns (positions, owners)."""
+    cdef Py_ssize_t na = pa.shape[0], nb = pb.shape[0]
+    po = np.empty(na + nb, dtype=np.uint64)
+    oo = np.empty(na + nb, dtype=np.int32)
+    if na + nb == 0:
+        return po, oo
+    cdef uint64_t[::1] pov = po
+    cdef int32_t[::1] oov = oo
+    cdef const uint64_t *ppa = &pa[0] if na else NULL
+    cdef const int32_t *poa = &oa[0] if na else NULL
+    cdef const uint64_t *ppb = &pb[0] if nb else NULL
+    cdef const int32_t *pob = &ob[0] if nb else NULL
+    with nogil:
+        ch_merge(ppa, poa, na, ppb, pob, nb, &pov[0], &oov[0])
+    return po, oo

@@ -1,0 +1,118 @@
+# Every C declaration of the compiled core, in one place: the module's own declarations file,
+# seen automatically by _ring.pyx and so by every piece it includes.  The pieces (.pxi) declare
+# no C of their own; each header below is listed once, with what the pieces use from it.
+
+from cpython.object cimport PyObject
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
+
+cdef extern from "Python.h":
+    PyObject** PySequence_Fast_ITEMS(object o)
+    Py_ssize_t PySequence_Fast_GET_SIZE(object o)
+
+# The keys stage: one kernel per key layout, instantiated per hash (always_inline), plus the
+# hash ids of the built-in and compatibility hashes (ch_compat_hash.h).
+cdef extern from "ch_keys.h" nogil:
+    enum:
+        CH_XXH3
+        CH_XXH64
+        CH_MURMUR3
+        CH_MD5
+        CH_OAAT
+        CH_KETAMA_MD5
+        CH_KETAMA_MD5_NEXT
+        CH_MD5_NEXT
+        CH_REDIS_SLOT
+        CH_CASSANDRA
+        CH_CASSANDRA_RAW
+        CH_SCRATCH
+        CH_PAD
+    uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t seed)
+    uint64_t ch_xxh3_64(const uint8_t *p, size_t n, uint64_t seed)
+    Py_ssize_t ch_hash_objects(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
+                               int hid, uint64_t seed, uint64_t *out, uint8_t *scratch)
+    Py_ssize_t ch_hash_ucs4(const uint32_t *data, Py_ssize_t w, Py_ssize_t start,
+                            Py_ssize_t stop, int hid, uint64_t seed, uint64_t *out,
+                            uint8_t *scratch, size_t scratch_len)
+    void ch_hash_fixed_bytes(const uint8_t *data, Py_ssize_t w, Py_ssize_t start,
+                             Py_ssize_t stop, int hid, uint64_t seed, uint64_t *out)
+    void ch_hash_i64(const int64_t *v, Py_ssize_t m, int hid, uint64_t seed, uint64_t *out)
+    void ch_hash_u64(const uint64_t *v, Py_ssize_t m, int hid, uint64_t seed, uint64_t *out)
+    void ch_hash_offsets32(const int32_t *off, const uint8_t *data, Py_ssize_t m, int hid,
+                           uint64_t seed, uint64_t *out)
+    void ch_hash_offsets64(const int64_t *off, const uint8_t *data, Py_ssize_t m, int hid,
+                           uint64_t seed, uint64_t *out)
+    Py_ssize_t ch_hash_views(const uint8_t *views, const uint64_t *buf_addr,
+                             const int64_t *buf_size, int32_t nbufs, Py_ssize_t m,
+                             int hid, uint64_t seed, uint64_t *out)
+    Py_ssize_t ch_take_objects(PyObject *const *src, Py_ssize_t nsrc, const int32_t *idx,
+                               Py_ssize_t m, PyObject **dst, Py_ssize_t *counts)
+    void ch_label_positions(uint8_t *label, size_t name_len, uint32_t count, int hid,
+                            uint64_t seed, uint64_t *out)
+    size_t ch_u64_dec(uint64_t v, uint8_t *out)
+
+# The compatibility hashes' building blocks (ketama points).
+cdef extern from "ch_compat_hash.h" nogil:
+    void ch_md5(const uint8_t *p, size_t n, uint8_t *out)
+    uint64_t ch_md5_64(const uint8_t *p, size_t n)
+    uint32_t ch_ketama_point(const uint8_t *d, unsigned x)
+
+# Sorted positions: prefix index, search (prefetching batch lookup), sort, merge, replicas.
+cdef extern from "ch_search.h" nogil:
+    ctypedef struct ch_pair:
+        uint64_t key
+        int32_t val
+    int ch_prefix_bits(size_t n)
+    void ch_build_prefix(const uint64_t *pos, uint32_t n, int k, uint32_t *idx)
+    uint32_t ch_find(const uint64_t *pos, uint32_t n, const uint32_t *idx, int shift, uint64_t h)
+    void ch_lookup_batch(const uint64_t *pos, uint32_t n, const uint32_t *idx, int k,
+                         const int32_t *owners, const uint64_t *hashes, size_t m, int32_t *out)
+    int ch_sort_bits(size_t n)
+    void ch_sort_pairs(uint64_t *key, int32_t *val, size_t n, ch_pair *tmp, size_t *count)
+    void ch_merge(const uint64_t *pa, const int32_t *oa, size_t na, const uint64_t *pb,
+                  const int32_t *ob, size_t nb, uint64_t *po, int32_t *oo)
+    void ch_build_replicas(const int32_t *owners, uint32_t n, uint32_t r, int32_t *rows)
+
+cdef extern from "ch_mix.h" nogil:
+    uint64_t ch_mix64(uint64_t z)
+    uint64_t ch_mulhi(uint64_t a, uint64_t b)
+    enum:
+        CH_GOLDEN
+
+cdef extern from "ch_health.h" nogil:
+    size_t ch_health_owners(const int32_t *owners, const uint8_t *down, uint32_t n,
+                            int32_t *eff)
+
+cdef extern from "ch_jump.h" nogil:
+    int32_t ch_jump(uint64_t key, int32_t n)
+    int32_t ch_jump_ref(uint64_t key, int32_t n)
+    void ch_jump_batch(const uint64_t *keys, size_t m, int32_t n, int32_t *out)
+    void ch_jump_ref_batch(const uint64_t *keys, size_t m, int32_t n, int32_t *out)
+    void ch_jump_paper_batch(const uint64_t *keys, size_t m, int32_t n, int32_t *out)
+
+cdef extern from "ch_rendezvous.h" nogil:
+    int64_t ch_neglog2(uint64_t v)
+    void ch_rdv_route(const uint64_t *s, size_t n, const uint64_t *h, size_t m, int32_t *out)
+    void ch_rdv_route_w(const uint64_t *s, const double *invw, size_t n, const uint64_t *h,
+                        size_t m, int32_t *out)
+    void ch_rdv_top(const uint64_t *s, const double *invw, size_t n, uint64_t h, size_t r,
+                    int32_t *row, uint64_t *keys)
+    const uint64_t CH_NL2_C[128]
+    const uint64_t CH_NL2_T[128]
+    const uint64_t CH_NL2_P[7]
+
+cdef extern from "ch_maglev.h" nogil:
+    void ch_maglev_build(uint64_t *pos, const uint64_t *skip, const double *ratio,
+                        double *credit, uint32_t n, uint32_t M, int32_t *table)
+    void ch_maglev_lookup(const int32_t *table, uint32_t M, const uint64_t *h, size_t m,
+                          int32_t *out)
+
+cdef extern from "ch_multiprobe.h" nogil:
+    void ch_multiprobe(const uint64_t *pos, uint32_t n, const uint32_t *idx, int kbits,
+                       const int32_t *owners, uint32_t probes, const uint64_t *h, size_t m,
+                       int32_t *out)
+
+cdef extern from "ch_memento.h" nogil:
+    int32_t ch_memento_resolve(uint64_t h, int32_t b, const int32_t *R)
+    void ch_memento_fix(const uint64_t *h, size_t m, const int32_t *R, const int32_t *slot_node,
+                        int32_t *out)
+
