@@ -1,7 +1,7 @@
-"""Dask throughput: consistent_hash.integrations.dask.assign_indices on a distributed LocalCluster with 1
-and 2 worker processes (one thread each), 10,000,000 keys in 20 partitions generated on the
-workers, medians of 3 runs. Also the single-process batch path on the same partitions, as the
-baseline. Prints a markdown table.
+"""Dask throughput: consistent_hash.integrations.dask.assign_indices on a distributed
+LocalCluster with 1 and 2 worker processes (one thread each), 10,000,000 keys in 20 partitions
+generated on the workers, medians of 3 runs. Also the single-process batch path on the same
+partitions, as the baseline. Prints a markdown table.
 
     python bench/bench_dask.py [--keys N] [--runs R]
 """

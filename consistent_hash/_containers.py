@@ -35,18 +35,20 @@ def _module(obj: Any) -> str:
     return type(obj).__module__.split(".")[0]
 
 
-def _null_error(n_null: int, first: int) -> ValueError:
-    return ValueError(f"keys contain {n_null} null value(s), the first at position {first}; "
-                      "drop or fill them first (e.g. pyarrow.compute.fill_null)")
+def _null_error(n_null: int, first: int, hint: bool) -> ValueError:
+    what = 'pass nulls="none" to map them to None / -1, or drop or fill them first' if hint \
+        else "drop or fill them first"
+    return ValueError(f"keys contain {n_null} missing value(s), the first at position {first}: "
+                      f"{what} (e.g. pyarrow.compute.fill_null, pandas dropna)")
 
 
-def _arrow_null_check(arr: Any) -> None:
+def _arrow_null_check(arr: Any, hint: bool) -> None:
     if arr.null_count:
         valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False))
-        raise _null_error(int(arr.null_count), int(np.argmin(valid)))
+        raise _null_error(int(arr.null_count), int(np.argmin(valid)), hint)
 
 
-def _split(keys: Any, nulls: bool = False) -> tuple[str, Any]:
+def _split(keys: Any, nulls: bool = False, hint: bool = False) -> tuple[str, Any]:
     """Classify a container:
     ("plain", x)                 x is what the core reads (list, tuple, ndarray, key source);
     ("masked", (x, mask))        x as plain, and a bool mask of missing keys (nulls only);
@@ -60,13 +62,13 @@ def _split(keys: Any, nulls: bool = False) -> tuple[str, Any]:
         return "plain", keys
     mod = _module(keys)
     if mod == "pyarrow":
-        return _split_arrow(keys, nulls)
+        return _split_arrow(keys, nulls, hint)
     if mod == "pandas":
-        return _split_pandas(keys, nulls)
+        return _split_pandas(keys, nulls, hint)
     if mod == "polars":
         if hasattr(keys, "columns") and hasattr(keys, "get_column"):  # a polars DataFrame
             keys = _single_column(keys, list(keys.columns), keys.to_series)
-        return _split_arrow(keys.to_arrow(), nulls)  # zero-copy for strings and integers
+        return _split_arrow(keys.to_arrow(), nulls, hint)  # zero-copy for strings and integers
     return _split_other(keys)
 
 
@@ -79,20 +81,21 @@ def _split_other(keys: Any) -> tuple[str, Any]:
     return "plain", list(keys)
 
 
-def _split_arrow(keys: Any, nulls: bool) -> tuple[str, Any]:
+def _split_arrow(keys: Any, nulls: bool, hint: bool) -> tuple[str, Any]:
     # pyarrow and pandas are untyped: pyproject.toml's mypy settings ignore them; these
     # ignores are for mypy runs without that config (stubtest, an installed package).
     import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
     import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 
     if isinstance(keys, (pa.Table, pa.RecordBatch)):
-        return _split_arrow(_single_column(keys, keys.column_names, keys.column), nulls)
+        return _split_arrow(_single_column(keys, keys.column_names, keys.column), nulls,
+                            hint)
     if isinstance(keys, pa.ChunkedArray):
         return "chunks", list(keys.chunks)
     if not isinstance(keys, pa.Array):
         raise TypeError(f"unsupported pyarrow container {type(keys).__name__!r}")
     if keys.null_count and not nulls:
-        _arrow_null_check(keys)
+        _arrow_null_check(keys, hint)
     if pa.types.is_dictionary(keys.type):
         # Indices may be unsigned (polars Categorical / Enum: uint32): widen before -1 fills.
         codes = pc.fill_null(keys.indices.cast(pa.int64()), -1).to_numpy(zero_copy_only=False)
@@ -106,26 +109,26 @@ def _split_arrow(keys: Any, nulls: bool) -> tuple[str, Any]:
     return "plain", _arrow_plain(keys)
 
 
-def _split_pandas(keys: Any, nulls: bool) -> tuple[str, Any]:
+def _split_pandas(keys: Any, nulls: bool, hint: bool) -> tuple[str, Any]:
     import pandas as pd  # type: ignore[import-untyped, unused-ignore]
 
     if isinstance(keys, pd.DataFrame):
         return _split(_single_column(keys, list(keys.columns), lambda i: keys.iloc[:, i]),
-                      nulls)
+                      nulls, hint)
     if isinstance(keys, pd.api.extensions.ExtensionArray):  # pd.array(...), pd.Categorical
-        return _split_pandas(pd.Series(keys, copy=False), nulls)
+        return _split_pandas(pd.Series(keys, copy=False), nulls, hint)
     if not isinstance(keys, (pd.Series, pd.Index)):
         return _split_other(keys)
     dtype = keys.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         codes = np.asarray(keys.cat.codes if isinstance(keys, pd.Series) else keys.codes)
         if not nulls and codes.size and codes.min() < 0:
-            raise _null_error(int((codes < 0).sum()), int(np.argmin(codes)))
+            raise _null_error(int((codes < 0).sum()), int(np.argmin(codes)), hint)
         cats = keys.cat.categories if isinstance(keys, pd.Series) else keys.categories
         return "codes", (cats.to_numpy(), codes)
     arrow = _pandas_arrow(keys)
     if arrow is not None:
-        return _split_arrow(arrow, nulls)
+        return _split_arrow(arrow, nulls, hint)
     if pd.api.types.is_bool_dtype(dtype):
         raise TypeError(f"unsupported key dtype {dtype}: bool keys are refused; use str or "
                         "int keys")
@@ -135,14 +138,14 @@ def _split_pandas(keys: Any, nulls: bool) -> tuple[str, Any]:
         values = keys.to_numpy(dtype=dtype.numpy_dtype, na_value=0)
         if na.any():
             if not nulls:
-                raise _null_error(int(na.sum()), int(np.argmax(na)))
+                raise _null_error(int(na.sum()), int(np.argmax(na)), hint)
             return "masked", (values, na)
         return "plain", values
     values = keys.to_numpy()
     if not nulls and values.dtype == object:
-        na = keys.isna().to_numpy()
+        na = np.asarray(keys.isna())  # an ndarray for an Index, a Series for a Series
         if na.any():
-            raise _null_error(int(na.sum()), int(np.argmax(na)))
+            raise _null_error(int(na.sum()), int(np.argmax(na)), hint)
     return "plain", values
 
 
@@ -239,7 +242,7 @@ def route(core: _ring._Router, keys: Any, out: npt.NDArray[np.int32] | None = No
           nulls: bool = False, hint: bool = True) -> npt.NDArray[np.int32]:
     """int32 node index of each key in any supported container; with nulls a missing key gets
     -1 (without, an error, which suggests nulls="none" only when hint is true)."""
-    kind, value = _split(keys, nulls)
+    kind, value = _split(keys, nulls, hint)
     result = check_out(out, _length(kind, value))
     if kind == "plain":
         _ring.route_keys(core, value, result, nulls, hint)
@@ -266,7 +269,7 @@ def replicas(core: _ring._Router, keys: Any, r: int, *, nulls: bool = False
              ) -> npt.NDArray[np.int32]:
     """int32[n, r]: the first r distinct node indices of each key in the router's order (a row
     of -1 for a missing key with nulls)."""
-    kind, value = _split(keys, nulls)
+    kind, value = _split(keys, nulls, True)
     out = np.empty((_length(kind, value), r), dtype=np.int32)
     if kind == "plain":
         _ring.route_replicas_keys(core, value, r, out, nulls)

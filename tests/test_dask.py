@@ -1,4 +1,4 @@
-"""consistent_hash.integrations.dask on a real distributed cluster (worker processes on 127.0.0.1)."""
+"""consistent_hash.integrations.dask on a real distributed cluster (workers on 127.0.0.1)."""
 
 from __future__ import annotations
 
