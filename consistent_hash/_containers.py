@@ -238,30 +238,51 @@ def _length(kind: str, value: Any) -> int:
     return sum(len(p) for p in value)
 
 
+def _run(keys: Any, out: Any, make_out: Any, run: Any, nulls: bool, hint: bool,
+         check: Any = None) -> Any:
+    """One batch through the core, for any container: ``run(plain, out, nulls)`` fills ``out``
+    (made by ``make_out(n)`` when it is None) from keys the core reads; the other kinds are
+    resolved here, once for every batch call: masked (missing keys become -1 rows),
+    dictionary-coded (the categories go through once, then are taken by code) and chunked
+    (each part into its slice of ``out``)."""
+    kind, value = _split(keys, nulls, hint)
+    if out is None:
+        out = make_out(_length(kind, value))
+    if kind == "plain":
+        run(value, out, nulls)
+    elif kind == "masked":
+        arr, mask = value
+        run(arr, out, False)
+        out[mask] = -1
+    elif kind == "codes":
+        cats, codes = value
+        if len(codes):
+            if check is not None:
+                check()
+            per_cat = _run(cats, None, make_out, run, False, hint)
+            # code -1 (a missing key, only with nulls: indices, never hashes) takes this row
+            missing = np.full((1, *per_cat.shape[1:]), -1 if nulls else 0, per_cat.dtype)
+            np.take(np.concatenate([per_cat, missing]), codes, axis=0, out=out)
+    else:
+        s = 0
+        for p in value:
+            n = len(p)
+            _run(p, out[s : s + n], make_out, run, nulls, hint, check)
+            s += n
+    return out
+
+
 def route(core: _ring._Router, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
           nulls: bool = False, hint: bool = True) -> npt.NDArray[np.int32]:
     """int32 node index of each key in any supported container; with nulls a missing key gets
     -1 (without, an error, which suggests nulls="none" only when hint is true)."""
-    kind, value = _split(keys, nulls, hint)
-    result = check_out(out, _length(kind, value))
-    if kind == "plain":
-        _ring.route_keys(core, value, result, nulls, hint)
-    elif kind == "masked":
-        arr, mask = value
-        _ring.route_keys(core, arr, result, False, hint)
-        result[mask] = -1
-    elif kind == "codes":
-        cats, codes = value
-        if len(codes):
-            core.check_nonempty()
-            per_cat = route(core, cats, hint=hint)
-            # code -1 (a missing key) takes the appended -1
-            np.take(np.append(per_cat, np.int32(-1)), codes, out=result)
-    else:
-        s = 0
-        for p in value:
-            route(core, p, result[s : s + len(p)], nulls=nulls, hint=hint)
-            s += len(p)
+    def make(n: int) -> npt.NDArray[np.int32]:
+        return check_out(out, n)
+
+    def run(plain: Any, dest: Any, nul: bool) -> None:
+        _ring.route_keys(core, plain, dest, nul, hint)
+
+    result: npt.NDArray[np.int32] = _run(keys, None, make, run, nulls, hint, core.check_nonempty)
     return result
 
 
@@ -269,41 +290,26 @@ def replicas(core: _ring._Router, keys: Any, r: int, *, nulls: bool = False
              ) -> npt.NDArray[np.int32]:
     """int32[n, r]: the first r distinct node indices of each key in the router's order (a row
     of -1 for a missing key with nulls)."""
-    kind, value = _split(keys, nulls, True)
-    out = np.empty((_length(kind, value), r), dtype=np.int32)
-    if kind == "plain":
-        _ring.route_replicas_keys(core, value, r, out, nulls)
-    elif kind == "masked":
-        arr, mask = value
-        _ring.route_replicas_keys(core, arr, r, out, False)
-        out[mask] = -1
-    elif kind == "codes":
-        cats, codes = value
-        if len(codes):
-            core.check_nonempty()
-            per_cat = replicas(core, cats, r)
-            out[:] = np.concatenate([per_cat, np.full((1, r), -1, np.int32)])[codes]
-    else:
-        s = 0
-        for p in value:
-            out[s : s + len(p)] = replicas(core, p, r, nulls=nulls)
-            s += len(p)
-    return out
+    def make(n: int) -> npt.NDArray[np.int32]:
+        return np.empty((n, r), dtype=np.int32)
+
+    def run(plain: Any, dest: Any, nul: bool) -> None:
+        _ring.route_replicas_keys(core, plain, r, dest, nul)
+
+    result: npt.NDArray[np.int32] = _run(keys, None, make, run, nulls, True, core.check_nonempty)
+    return result
 
 
 def hash_many(hasher: _ring._Hasher, keys: Any) -> npt.NDArray[np.uint64]:
     """uint64 of every key (its hasher's hash; an integer's own value with raw_ints)."""
-    kind, value = _split(keys)
-    if kind == "plain":
-        n = value.n if isinstance(value, _ring._KeySource) else len(value)
-        out = np.empty(n, dtype=np.uint64)
-        _ring.hash_keys(hasher, value, out)
-        return out
-    if kind == "codes":
-        cats, codes = value
-        result: npt.NDArray[np.uint64] = hash_many(hasher, cats)[codes]
-        return result
-    return np.concatenate([hash_many(hasher, p) for p in value] or [np.empty(0, np.uint64)])
+    def make(n: int) -> npt.NDArray[np.uint64]:
+        return np.empty(n, dtype=np.uint64)
+
+    def run(plain: Any, dest: Any, nul: bool) -> None:
+        _ring.hash_keys(hasher, plain, dest)
+
+    result: npt.NDArray[np.uint64] = _run(keys, None, make, run, False, False)
+    return result
 
 
 def as_hashes(hashes: Any) -> npt.NDArray[np.uint64]:

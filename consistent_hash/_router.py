@@ -36,7 +36,7 @@ from consistent_hash._ring import EmptyRingError, _Hasher, take_names
 from consistent_hash._validate import check_n, check_nulls
 
 __all__ = ["REPLICA_ROUTERS", "EmptyRingError", "HashedRouter", "Key", "Router",
-           "as_categorical"]
+           "as_categorical", "weights_repr"]
 
 _R = TypeVar("_R", bound="Router")
 
@@ -305,6 +305,14 @@ class HashedRouter(Router):
     def _hash_repr(self) -> str:
         hash_part = "" if self._hash_name == "xxh3" else f", hash={self._hash_name!r}"
         return hash_part + ("" if self.seed == 0 else f", seed={self.seed}")
+
+
+def weights_repr(weights: dict[str, float]) -> str:
+    """How a repr shows a node set: the names when every weight is 1, else the mapping, and
+    only a count past 8 nodes."""
+    if len(weights) > 8:
+        return f"<{len(weights)} nodes>"
+    return repr(list(weights)) if all(w == 1.0 for w in weights.values()) else repr(weights)
 
 
 def _rebuild(cls: type[_R], state: tuple[Any, ...]) -> _R:

@@ -35,10 +35,15 @@ def check_weight(weight: Any, name: str = "weight") -> float:
     return w
 
 
-def check_node(node: Any) -> str:
-    """A node name: a str that UTF-8 can encode (lone surrogates raise UnicodeEncodeError)."""
+def check_name(node: Any) -> None:
+    """The name of a node to look up (remove, set_weight, mark_down...): a str."""
     if not isinstance(node, str):
         raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+
+
+def check_node(node: Any) -> str:
+    """A node name: a str that UTF-8 can encode (lone surrogates raise UnicodeEncodeError)."""
+    check_name(node)
     node.encode("utf-8")
     return str(node)
 

@@ -12,11 +12,12 @@ import numpy.typing as npt
 
 from consistent_hash import _format
 from consistent_hash._ring import EmptyRingError, _Ring, health_ring, label_positions, merge_sorted
-from consistent_hash._router import HashedRouter
+from consistent_hash._router import HashedRouter, weights_repr
 from consistent_hash._validate import (
     MAX_TOTAL_VNODES,
     MAX_VNODES,
     check_int,
+    check_name,
     check_node,
     check_weight,
     node_weights,
@@ -144,8 +145,7 @@ class HashRing(HashedRouter):
 
         Raises KeyError if the node is not present.
         """
-        if not isinstance(node, str):
-            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+        check_name(node)
         with self._lock:
             core, weights = self._core, self._weights
             if node not in weights:
@@ -165,8 +165,7 @@ class HashRing(HashedRouter):
 
         Raises KeyError if the node is not present.
         """
-        if not isinstance(node, str):
-            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+        check_name(node)
         w = check_weight(weight)
         with self._lock:
             core, weights = self._core, self._weights
@@ -216,12 +215,7 @@ class HashRing(HashedRouter):
                         strict=True))
 
     def _repr_args(self) -> str:
-        ws = self._weights
-        if len(ws) > 8:
-            shown = f"<{len(ws)} nodes>"
-        else:
-            shown = repr(list(ws)) if all(w == 1.0 for w in ws.values()) else repr(ws)
-        return f"{shown}, vnodes={self._vnodes}{self._hash_repr()}"
+        return f"{weights_repr(self._weights)}, vnodes={self._vnodes}{self._hash_repr()}"
 
     # -- state and serialization --------------------------------------------------------------
 
@@ -284,8 +278,7 @@ class HashRing(HashedRouter):
         return self._down
 
     def _set_down(self, node: str, down: bool) -> None:
-        if not isinstance(node, str):
-            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+        check_name(node)
         with self._lock:
             core, weights = self._core, self._weights
             if node not in weights:

@@ -10,8 +10,8 @@ import numpy as np
 
 from consistent_hash import _format
 from consistent_hash._ring import _Hasher
-from consistent_hash._router import HashedRouter
-from consistent_hash._validate import check_int, check_node, check_weight, node_weights
+from consistent_hash._router import HashedRouter, weights_repr
+from consistent_hash._validate import check_int, check_name, check_node, check_weight, node_weights
 
 __all__ = ["MAX_NUMBERED_BUCKETS", "NodeSet", "bucket_names", "node_list"]
 
@@ -112,8 +112,7 @@ class NodeSet(HashedRouter):
 
     def remove(self, node: str) -> None:
         """Remove a node; only its keys move.  Raises KeyError if it is absent."""
-        if not isinstance(node, str):
-            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+        check_name(node)
         with self._lock:
             if node not in self._weights:
                 raise KeyError(node)
@@ -124,8 +123,7 @@ class NodeSet(HashedRouter):
         hands for Rendezvous, and Maglev moves about its table's extra movement besides."""
         if not self._weighted:
             raise TypeError(f"{type(self).__name__} has no weights {_NO_WEIGHTS}")
-        if not isinstance(node, str):
-            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+        check_name(node)
         w = check_weight(weight)
         with self._lock:
             if node not in self._weights:
@@ -171,12 +169,7 @@ class NodeSet(HashedRouter):
         return cls(nodes, **opts, hash=hash_name, seed=seed)  # type: ignore[call-arg]
 
     def _repr_args(self) -> str:
-        ws = self._weights
-        if len(ws) > 8:
-            shown = f"<{len(ws)} nodes>"
-        else:
-            shown = repr(list(ws)) if all(w == 1.0 for w in ws.values()) else repr(ws)
         extra = "".join(f", {name}={value!r}" for (name, _, default), value
                         in zip(self._options, self._option_values().values(), strict=True)
                         if value != default)
-        return shown + extra + self._hash_repr()
+        return weights_repr(self._weights) + extra + self._hash_repr()

@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from consistent_hash._ring import bounded_assign, take_names
 from consistent_hash._router import Router
-from consistent_hash._validate import check_int, check_nulls
+from consistent_hash._validate import check_int, check_name, check_nulls
 
 __all__ = ["BoundedLoad", "CapacityError"]
 
@@ -238,8 +238,7 @@ class BoundedLoad:
 
         Raises KeyError if the node holds no load.
         """
-        if not isinstance(node, str):
-            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+        check_name(node)
         with self._lock:
             held = self._loads.get(node, 0)
             if held <= 0:

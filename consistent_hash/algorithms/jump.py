@@ -14,7 +14,7 @@ from consistent_hash import _format
 from consistent_hash._ring import _Jump, _jump_batch
 from consistent_hash._ring import jump_hash as _jump_scalar
 from consistent_hash._router import HashedRouter
-from consistent_hash._validate import check_int, check_node
+from consistent_hash._validate import check_int, check_name, check_node
 from consistent_hash.algorithms._nodes import bucket_names, bucket_repr
 
 __all__ = ["JumpHash", "jump_hash"]
@@ -84,8 +84,7 @@ class JumpHash(HashedRouter):
         Raises KeyError for an absent node and ValueError for any bucket but the last: jump
         hash cannot remove it without renumbering (use MementoHash for arbitrary removal).
         """
-        if not isinstance(node, str):
-            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+        check_name(node)
         with self._lock:
             core = self._core
             if node not in core.nodes:

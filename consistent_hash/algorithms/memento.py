@@ -14,7 +14,7 @@ import numpy as np
 from consistent_hash import _format
 from consistent_hash._ring import _Hasher, _Memento
 from consistent_hash._router import HashedRouter
-from consistent_hash._validate import check_int, check_node
+from consistent_hash._validate import check_int, check_name, check_node
 from consistent_hash.algorithms._nodes import bucket_names, bucket_repr, node_list
 
 __all__ = ["MementoHash"]
@@ -91,8 +91,7 @@ class MementoHash(HashedRouter):
 
     def remove(self, node: str) -> None:
         """Remove any node; only its keys move.  Raises KeyError if it is absent."""
-        if not isinstance(node, str):
-            raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+        check_name(node)
         with self._lock:
             if node not in self._core.nodes:
                 raise KeyError(node)

@@ -35,7 +35,7 @@ from consistent_hash import _containers, _format
 from consistent_hash._hashes import compat_hasher
 from consistent_hash._ring import _Ring, first_foreign, is_null, sort_pairs
 from consistent_hash._router import Router
-from consistent_hash._validate import check_int, check_n
+from consistent_hash._validate import check_int, check_n, check_name
 from consistent_hash.ring import arc_shares
 
 __all__ = ["MAX_TOKEN", "MIN_TOKEN", "TokenRing", "murmur3_token", "murmur3_tokens"]
@@ -164,8 +164,7 @@ class TokenRing(Router):
         out: dict[str, list[int]] = {}
         seen: dict[int, str] = {}
         for node, ts in tokens.items():
-            if not isinstance(node, str):
-                raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+            check_name(node)
             if isinstance(ts, (int, np.integer)):
                 ts = [ts]  # type: ignore[list-item]  # one bare token; np.integer is not int
             lst = sorted({_token(t, f"token of {node!r}") for t in ts})

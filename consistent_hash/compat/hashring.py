@@ -29,10 +29,9 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash._containers import route as _route
+from consistent_hash._hashes import compat_hasher
 from consistent_hash._ring import (
-    HASH_IDS,
     POINTS_DIGEST,
-    _Hasher,
     _Ring,
     compat_points,
     last_writer,
@@ -42,7 +41,7 @@ from consistent_hash._ring import (
 
 __all__ = ["HashRing"]
 
-_HASHER = _Hasher(HASH_IDS["ketama_md5_next"], 0, None)
+_HASHER = compat_hasher("ketama_md5_next")
 
 
 class HashRing:

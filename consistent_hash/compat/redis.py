@@ -27,6 +27,7 @@ from consistent_hash import _containers, _format
 from consistent_hash._hashes import compat_hasher
 from consistent_hash._ring import _SlotTable
 from consistent_hash._router import Key, Router
+from consistent_hash._validate import check_name
 
 __all__ = ["SLOTS", "SlotMap", "SlotMove", "redis_slot", "redis_slots"]
 
@@ -97,8 +98,7 @@ class SlotMap(Router):
             first, last = _slot(first, "first"), _slot(last, "last")
             if last < first:
                 raise ValueError(f"slot range {first}..{last} is empty")
-            if not isinstance(node, str):
-                raise TypeError(f"node names must be str, got {type(node).__name__!r}")
+            check_name(node)
             if (table[first : last + 1] >= 0).any():
                 raise ValueError(f"slot range {first}..{last} overlaps an earlier range")
             table[first : last + 1] = nodes.setdefault(node, len(nodes))
@@ -228,8 +228,7 @@ class SlotMap(Router):
         possible.  A donor gives up its highest-numbered slots, so ranges stay contiguous."""
         names = list(dict.fromkeys(nodes))
         for n in names:
-            if not isinstance(n, str):
-                raise TypeError(f"node names must be str, got {type(n).__name__!r}")
+            check_name(n)
         if not names:
             raise ValueError("rebalance needs at least one node")
         old = self.table

@@ -43,11 +43,10 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash._containers import route as _route
+from consistent_hash._hashes import compat_hasher
 from consistent_hash._ring import (
-    HASH_IDS,
     POINTS_DIGEST,
     POINTS_MD5_BE64,
-    _Hasher,
     _Ring,
     compat_points,
     last_writer,
@@ -116,14 +115,14 @@ class HashRing:
                     or not 0 <= replicas <= 4:
                 raise ValueError(f"replicas must be an int between 0 and 4, got {replicas!r}")
             self._replicas = replicas
-            self._hasher = _Hasher(HASH_IDS["ketama_md5_next"], 0, None)
+            self._hasher = compat_hasher("ketama_md5_next")
         else:
             if vnodes is None:
                 vnodes = 160
             if hash_fn and not callable(hash_fn):
                 raise TypeError("hash_fn should be a callable function")
             self._pyfn = hash_fn or None
-            self._hasher = _Hasher(HASH_IDS["md5_next"], 0, None)
+            self._hasher = compat_hasher("md5_next")
         self._default_vnodes = vnodes
         if weight_fn and not callable(weight_fn):
             raise TypeError("weight_fn should be a callable function")
