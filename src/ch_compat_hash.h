@@ -152,14 +152,7 @@ static inline uint64_t ch_cassandra_h1(const uint8_t *p, size_t len, uint64_t se
             k1 ^= CH__JBYTE(i - 1, 8 * (i - 1));
         k1 *= c1; k1 = ch__rotl64(k1, 31); k1 *= c2; h1 ^= k1;
     }
-    h1 ^= (uint64_t)len;
-    h2 ^= (uint64_t)len;
-    h1 += h2;
-    h2 += h1;
-    h1 = ch__mm3_fmix64(h1);
-    h2 = ch__mm3_fmix64(h2);
-    h1 += h2;
-    return h1;
+    return ch__mm3_final(h1, h2, len);
 }
 
 #undef CH__JBYTE

@@ -540,6 +540,19 @@ CH__INLINE uint64_t ch__mm3_fmix64(uint64_t k)
     return k;
 }
 
+/* The finalization of MurmurHash3 x64_128, first 64 bits: mix in the length, add the halves,
+ * fmix both, add again. */
+CH__INLINE uint64_t ch__mm3_final(uint64_t h1, uint64_t h2, size_t len)
+{
+    h1 ^= (uint64_t)len;
+    h2 ^= (uint64_t)len;
+    h1 += h2;
+    h2 += h1;
+    h1 = ch__mm3_fmix64(h1);
+    h2 = ch__mm3_fmix64(h2);
+    return h1 + h2;
+}
+
 static inline uint64_t ch_murmur3_64(const uint8_t *p, size_t len,
                                      uint32_t seed)
 {
@@ -592,14 +605,7 @@ static inline uint64_t ch_murmur3_64(const uint8_t *p, size_t len,
         h1 ^= k1;
     }
 
-    h1 ^= (uint64_t)len;
-    h2 ^= (uint64_t)len;
-    h1 += h2;
-    h2 += h1;
-    h1 = ch__mm3_fmix64(h1);
-    h2 = ch__mm3_fmix64(h2);
-    h1 += h2;
-    return h1;
+    return ch__mm3_final(h1, h2, len);
 }
 
 /* ------------------------------------------------------------------------ */

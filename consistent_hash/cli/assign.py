@@ -12,14 +12,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 from consistent_hash import HashRing
-from consistent_hash.cli._common import (
-    Progress,
-    Subparsers,
-    UserError,
-    add_layout_options,
-    layout,
-    positive,
-)
+from consistent_hash.cli import _common
+from consistent_hash.cli._common import Subparsers, UserError
 
 NAME = "assign"
 
@@ -29,19 +23,19 @@ def add_parser(subparsers: Subparsers) -> None:
     a.add_argument("input", nargs="?", default="-", help="keys file, or - for stdin")
     a.add_argument("--ring", help="ring file")
     a.add_argument("--nodes", help="node list")
-    add_layout_options(a)
+    _common.add_layout_options(a)
     a.add_argument("--input-format", choices=["auto", "text", "csv", "parquet"], default="auto")
     a.add_argument("--column", help="key column for CSV / Parquet (default: the first)")
     a.add_argument("-o", "--output", help="output file (default stdout)")
-    a.add_argument("--batch", type=positive, default=100_000, help=argparse.SUPPRESS)
+    a.add_argument("--batch", type=_common.positive, default=100_000, help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:
     if (args.ring is None) == (args.nodes is None):
         raise UserError("give exactly one of --ring FILE or --nodes LIST")
-    ring = layout(args.ring if args.ring is not None else args.nodes, args)
+    ring = _common.layout(args.ring if args.ring is not None else args.nodes, args)
     if len(ring) == 0:
-        raise UserError("the layout has no nodes")
+        raise UserError("the _common.layout has no nodes")
     fmt = args.input_format
     if fmt == "auto":
         fmt = ("parquet" if args.input.endswith(".parquet") else
@@ -49,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if args.column is not None and fmt == "text":
         raise UserError("--column applies to CSV and Parquet input, not text lines")
     total = os.path.getsize(args.input) if args.input != "-" and os.path.isfile(args.input) else 0
-    progress = Progress(total, "assign")
+    progress = _common.Progress(total, "assign")
     batches = _read_keys(args.input, fmt, args.column, args.batch)
     # Read and route the first batch before any output is opened or written, so that a bad
     # input or column is reported without clobbering an existing output file.

@@ -10,19 +10,8 @@ import sys
 import numpy as np
 
 from consistent_hash.analysis import migration_plan, movement
-from consistent_hash.cli._common import (
-    Subparsers,
-    UserError,
-    add_layout_options,
-    check_plot_path,
-    layout,
-    non_negative,
-    pct,
-    pyplot,
-    save_figure,
-    table,
-    to_json,
-)
+from consistent_hash.cli import _common
+from consistent_hash.cli._common import Subparsers, UserError
 
 NAME = "plan"
 
@@ -31,16 +20,16 @@ def add_parser(subparsers: Subparsers) -> None:
     pl = subparsers.add_parser(NAME, help="moved share, flows and hash ranges between two layouts")
     pl.add_argument("old", help="ring file or node list")
     pl.add_argument("new", help="ring file or node list")
-    add_layout_options(pl)
-    pl.add_argument("--format", choices=["table", "json", "csv"], default="table")
-    pl.add_argument("--ranges", type=non_negative, default=10, metavar="N",
-                    help="hash ranges to list in the table (10; 0 for none)")
+    _common.add_layout_options(pl)
+    pl.add_argument("--format", choices=["_common.table", "json", "csv"], default="_common.table")
+    pl.add_argument("--ranges", type=_common.non_negative, default=10, metavar="N",
+                    help="hash ranges to list in the _common.table (10; 0 for none)")
     pl.add_argument("--plot", metavar="PNG", help="draw load per node and flows to a PNG")
 
 
 def run(args: argparse.Namespace) -> int:
-    old, new = layout(args.old, args), layout(args.new, args)
-    check_plot_path(args.plot)
+    old, new = _common.layout(args.old, args), _common.layout(args.new, args)
+    _common.check_plot_path(args.plot)
     try:
         mv = movement(old, new)
         plan = migration_plan(old, new)
@@ -50,26 +39,26 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         doc = {"old": old.fingerprint(), "new": new.fingerprint(), **mv.to_dict(),
                "ranges": plan.to_dict()["ranges"]}
-        print(to_json(doc))
+        print(_common.to_json(doc))
     elif args.format == "csv":
         w = csv.writer(sys.stdout, lineterminator="\n")
         w.writerow(["start", "end", "from", "to"])
         for start, end, a, b in plan.ranges:
             w.writerow([start, end, a, b])
     else:
-        print(f"moved: {pct(mv.moved)} of the key space (exact), {len(plan)} hash ranges")
+        print(f"moved: {_common.pct(mv.moved)} of the key space (exact), {len(plan)} hash ranges")
         print()
-        print(table(["from", "to", "share"],
-                    [[a, b, pct(s)] for (a, b), s in flows]))
+        print(_common.table(["from", "to", "share"],
+                    [[a, b, _common.pct(s)] for (a, b), s in flows]))
         if args.ranges:
             print()
             shown = plan.ranges[: args.ranges]
-            print(table(["start", "end", "from", "to"],
+            print(_common.table(["start", "end", "from", "to"],
                         [[f"{s:#018x}", f"{e:#018x}", a, b] for s, e, a, b in shown]))
             if len(plan) > len(shown):
                 print(f"... {len(plan) - len(shown)} more (use --format csv for all)")
     if args.plot:
-        plt = pyplot()
+        plt = _common.pyplot()
         fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
         before, after = old.ownership(), new.ownership()
         names = sorted(set(before) | set(after))
@@ -83,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         top = flows[:20]
         ax[1].barh([f"{a} -> {b}" for (a, b), _ in top][::-1],
                    [100 * s for _, s in top][::-1], color="#cc6677")
-        ax[1].set_title(f"Movement: {pct(mv.moved)} of keys")
+        ax[1].set_title(f"Movement: {_common.pct(mv.moved)} of keys")
         ax[1].set_xlabel("% of key space")
-        save_figure(fig, args.plot)
+        _common.save_figure(fig, args.plot)
     return 0

@@ -12,29 +12,19 @@ from typing import Any
 import numpy as np
 
 from consistent_hash import HashRing, __version__
-from consistent_hash.cli._common import (
-    Progress,
-    Subparsers,
-    UserError,
-    check_plot_path,
-    pct,
-    positive,
-    pyplot,
-    save_figure,
-    table,
-    to_json,
-)
+from consistent_hash.cli import _common
+from consistent_hash.cli._common import Subparsers, UserError, pct
 
 NAME = "simulate"
 
 
 def add_parser(subparsers: Subparsers) -> None:
     s = subparsers.add_parser(NAME, help="keys moved and load spread: modulo vs the ring")
-    s.add_argument("--keys", type=positive, default=1_000_000, help="keys (1,000,000)")
-    s.add_argument("--nodes", type=positive, default=8, help="nodes before the change (8)")
-    s.add_argument("--vnodes", type=positive, default=160, help="vnodes per node (160)")
+    s.add_argument("--keys", type=_common.positive, default=1_000_000, help="keys (1,000,000)")
+    s.add_argument("--nodes", type=_common.positive, default=8, help="nodes before the change (8)")
+    s.add_argument("--vnodes", type=_common.positive, default=160, help="vnodes per node (160)")
     s.add_argument("--spread-vnodes", default="1,10,100,160,500",
-                   help="comma-separated vnode counts for the load table")
+                   help="comma-separated vnode counts for the load _common.table")
     s.add_argument("--json", action="store_true", help="print the figures as JSON")
     s.add_argument("--plot", metavar="PNG", help="draw load, movement and balance to a PNG")
 
@@ -42,16 +32,16 @@ def add_parser(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.nodes < 2:
         raise UserError("--nodes must be at least 2")
-    counts = [positive(x) for x in args.spread_vnodes.split(",")]
-    check_plot_path(args.plot)
+    counts = [_common.positive(x) for x in args.spread_vnodes.split(",")]
+    _common.check_plot_path(args.plot)
     steps = 2 * len(_algorithms([], args.vnodes)) + len(counts)
-    progress = Progress(steps, "simulate")
+    progress = _common.Progress(steps, "simulate")
     r = simulate(args.keys, args.nodes, args.vnodes, counts, progress)
     progress.close()
     if args.json:
         for s in r["spread"]:
             s.pop("loads")
-        print(to_json(r))
+        print(_common.to_json(r))
     else:
         _print_simulation(r)
     if args.plot:
@@ -86,7 +76,7 @@ def _spread(counts: Any) -> dict[str, float]:
 
 
 def simulate(n_keys: int, n_nodes: int, vnodes: int, vnode_counts: Sequence[int],
-             progress: Progress | None = None) -> dict[str, Any]:
+             progress: _common.Progress | None = None) -> dict[str, Any]:
     """Run the experiment; returns the figures as a dict."""
     t0 = time.perf_counter()
     keys = np.char.add("key-", np.arange(n_keys).astype("U"))
@@ -150,12 +140,12 @@ def _print_simulation(r: dict[str, Any]) -> None:
           f"(cache-0 .. cache-{r['nodes'] - 1}), ring of {r['vnodes']} vnodes per node, "
           "hash xxh3\n")
     print("Keys moved when the node count changes")
-    print(table(
+    print(_common.table(
         ["change", "hash % N", "ring", "ideal", "ring moved only to/from the changed node"],
         [[c["change"], pct(c["modulo_moved"]), pct(c["ring_moved"]), pct(c["ideal"]),
           "yes" if c["only_changed_node"] else "NO"] for c in r["changes"]]))
     print(f"\nLoad over {r['nodes']} nodes (even share {pct(1 / r['nodes'])})")
-    print(table(
+    print(_common.table(
         ["vnodes", "lightest", "heaviest", "heaviest / lightest"],
         [[str(s["vnodes"]), pct(s["lightest"]), pct(s["heaviest"]), f"{s['ratio']:.2f}x"]
          for s in r["spread"]]))
@@ -164,7 +154,7 @@ def _print_simulation(r: dict[str, Any]) -> None:
         join, leave = (a["routers"][1:] for a in r["algorithms"])  # [0] is the ring
         rows = [[j["router"], _moved(j), _moved(lv), f"{s['ratio']:.2f}x"]
                 for j, lv, s in zip(join, leave, r["algorithm_spread"], strict=True)]
-        print(table(["router", r["changes"][0]["change"], r["changes"][1]["change"],
+        print(_common.table(["router", r["changes"][0]["change"], r["changes"][1]["change"],
                      "heaviest / lightest"], rows))
         if any(" *" in c for row in rows for c in row):
             print("(* some keys moved between nodes that did not change)")
@@ -172,7 +162,7 @@ def _print_simulation(r: dict[str, Any]) -> None:
 
 
 def _plot_simulation(r: dict[str, Any], path: str) -> None:
-    plt = pyplot()
+    plt = _common.pyplot()
     fig, ax = plt.subplots(1, 3, figsize=(15, 4.5))
     loads = r["loads"]
     ax[0].bar(list(loads), [100 * v for v in loads.values()], color="#4477aa")
@@ -200,4 +190,4 @@ def _plot_simulation(r: dict[str, Any], path: str) -> None:
     ax[2].set_title("Balance against vnodes")
     ax[2].set_xlabel("vnodes per node")
     ax[2].set_ylabel("heaviest / lightest")
-    save_figure(fig, path)
+    _common.save_figure(fig, path)
