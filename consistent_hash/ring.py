@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 import struct
 from collections.abc import Callable, Iterable, Mapping
@@ -25,7 +26,6 @@ from consistent_hash._validate import (
 
 __all__ = ["EmptyRingError", "HashRing", "arc_shares", "vnode_count"]
 
-_MASK64 = (1 << 64) - 1
 DEFAULT_MAX_LOAD_VNODES = 1 << 24
 
 
@@ -129,7 +129,7 @@ class HashRing(HashedRouter):
             if name in weights:
                 raise ValueError(f"node {name!r} is already in the ring")
             names = core.nodes
-            r = _bisect(names, name)
+            r = bisect.bisect_left(names, name)
             new_pos, new_own = self._node_positions(core, name, w, r)
             owners = np.array(core.owners, dtype=np.int32)
             owners[owners >= r] += 1
@@ -307,17 +307,6 @@ def check_budget(weights: Mapping[str, Any], vnodes: Any, max_vnodes: int) -> No
     if total > max_vnodes:
         raise _format.FormatError(f"the layout would have about {total:.3g} vnodes, more than "
                          f"max_vnodes={max_vnodes}; pass a larger max_vnodes if you trust it")
-
-
-def _bisect(names: tuple[str, ...], name: str) -> int:
-    lo, hi = 0, len(names)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if names[mid] < name:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 def arc_shares(positions: npt.NDArray[np.uint64], owners: npt.NDArray[np.int32], n: int
