@@ -30,18 +30,18 @@ COMPAT: frozenset[str] = frozenset(HASH_IDS) - frozenset(PUBLIC)
 HashArg = str | Callable[[bytes], int]
 
 
-def make_hasher(hash: HashArg, seed: Any, *, raw_ints: bool = False) -> tuple[_Hasher, str]:
+def make_hasher(hash: HashArg, seed: Any) -> tuple[_Hasher, str]:
     """The hasher for a public (hash, seed) argument pair, and the hash's name ("callable"
-    for a Python callable).  With raw_ints, integer keys are used as they are (jump hashes)."""
+    for a Python callable).  (A jump-class kernel switches it to raw integer keys itself.)"""
     if isinstance(hash, str):
         if hash not in PUBLIC:
             raise ValueError(f"hash must be one of {', '.join(map(repr, PUBLIC))} or a "
                              f"callable, got {hash!r}")
         s = check_int(seed, "seed", 0, (1 << PUBLIC[hash]) - 1)
-        return _Hasher(HASH_IDS[hash], s, None, raw_ints), hash
+        return _Hasher(HASH_IDS[hash], s, None), hash
     if callable(hash):
         check_int(seed, "seed", 0, 0)
-        return _Hasher(0, 0, hash, raw_ints), "callable"
+        return _Hasher(0, 0, hash), "callable"
     raise TypeError(f"hash must be a str or a callable, got {type(hash).__name__!r}")
 
 

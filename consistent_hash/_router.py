@@ -277,8 +277,8 @@ class HashedRouter(Router):
     _hash: HashArg
     _hash_name: str
 
-    def _init_hasher(self, hash: HashArg, seed: int, *, raw_ints: bool = False) -> _Hasher:
-        hasher, self._hash_name = make_hasher(hash, seed, raw_ints=raw_ints)
+    def _init_hasher(self, hash: HashArg, seed: int) -> _Hasher:
+        hasher, self._hash_name = make_hasher(hash, seed)
         self._hash = hash
         self._lock = threading.Lock()
         return hasher

@@ -63,7 +63,7 @@ class JumpHash(HashedRouter):
 
     def __init__(self, nodes: Iterable[str] | int = (), *,
                  hash: str | Callable[[bytes], int] = "xxh3", seed: int = 0) -> None:
-        hasher = self._init_hasher(hash, seed, raw_ints=True)
+        hasher = self._init_hasher(hash, seed)
         names = bucket_names(nodes, "JumpHash")
         if len(names) > (1 << 31) - 1:
             raise ValueError("JumpHash supports at most 2**31 - 1 buckets")

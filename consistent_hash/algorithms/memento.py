@@ -55,7 +55,7 @@ class MementoHash(HashedRouter):
 
     def __init__(self, nodes: Iterable[str] | int = (), *,
                  hash: str | Callable[[bytes], int] = "xxh3", seed: int = 0) -> None:
-        hasher = self._init_hasher(hash, seed, raw_ints=True)
+        hasher = self._init_hasher(hash, seed)
         self._set_state(list(bucket_names(nodes, "MementoHash")), [], hasher)
 
     def _set_state(self, slots: list[str | None], removed: list[int], hasher: _Hasher) -> None:
@@ -120,7 +120,7 @@ class MementoHash(HashedRouter):
         """Rebuild from ``state``: the removed slots (in removal order) must be exactly the
         slots named None."""
         new = cls.__new__(cls)
-        hasher = new._init_hasher(hash, seed, raw_ints=True)
+        hasher = new._init_hasher(hash, seed)
         sl = list(slots)
         names = [x for x in sl if x is not None]
         node_list(names, "MementoHash")  # validates the names, no duplicates
