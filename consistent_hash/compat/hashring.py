@@ -28,16 +28,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from consistent_hash import _ring
 from consistent_hash._containers import route as _route
 from consistent_hash._hashes import compat_hasher
-from consistent_hash._ring import (
-    POINTS_DIGEST,
-    _Ring,
-    compat_points,
-    last_writer,
-    sort_points,
-    walk_distinct,
-)
 
 __all__ = ["HashRing"]
 
@@ -68,17 +61,17 @@ class HashRing:
         for node in nodes:
             weight: Any = self.weights.get(node) if node in self.weights else 1
             factors.append(max(0, int(math.floor((40 * len(nodes) * weight) / total_weight))))
-        pos, gen = compat_points([f"{node}-".encode() for node in nodes],
-                                 np.array(factors, dtype=np.uint32), POINTS_DIGEST, 3)
+        pos, gen = _ring.compat_points([f"{node}-".encode() for node in nodes],
+                                 np.array(factors, dtype=np.uint32), _ring.POINTS_DIGEST, 3)
         # Points are generated node by node in list order; a point two nodes share belongs to
         # the later writer (hashring's ring is a dict).  A node listed twice is one node.
-        sort_points(pos, gen)
-        last_writer(pos, gen)
+        _ring.sort_points(pos, gen)
+        _ring.last_writer(pos, gen)
         unique: dict[Any, int] = {}
         for node in nodes:
             unique.setdefault(node, len(unique))
         to_unique = np.array([unique[n] for n in nodes] or [0], dtype=np.int32)
-        self._core = _Ring(pos, to_unique[gen], tuple(unique), _HASHER)
+        self._core = _ring._Ring(pos, to_unique[gen], tuple(unique), _HASHER)
 
     # -- hashring's interface ----------------------------------------------------------------
 
@@ -114,7 +107,7 @@ class HashRing:
         pos = self.get_node_pos(string_key)
         assert pos is not None
         seen: set[str] = set()
-        for i in walk_distinct(core, pos, len(core.nodes)):
+        for i in _ring.walk_distinct(core, pos, len(core.nodes)):
             node = core.nodes[i]
             s = str(node)
             if s in seen:
