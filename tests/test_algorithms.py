@@ -16,15 +16,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import DIGEST_KEYS, names_digest, vector_key
 
-from consistent_hash import (
-    EmptyRingError,
-    JumpHash,
-    Maglev,
-    MementoHash,
-    MultiProbe,
-    Rendezvous,
-)
+from consistent_hash import EmptyRingError, JumpHash
 from consistent_hash._ring import (
     _jump_batch,
     _jump_paper_batch,
@@ -32,26 +26,11 @@ from consistent_hash._ring import (
     _neglog2,
     _neglog2_tables,
 )
-from consistent_hash.algorithms import jump_hash
+from consistent_hash.algorithms import Maglev, MementoHash, MultiProbe, Rendezvous, jump_hash
 
 DATA = json.loads((Path(__file__).parent / "data" / "algo_vectors.json").read_text("utf-8"))
 MASK = (1 << 64) - 1
 N_BALANCE = 1_000_000
-
-
-def _key(k: dict[str, str]) -> Any:
-    if "str" in k:
-        return k["str"]
-    if "bytes" in k:
-        return bytes.fromhex(k["bytes"])
-    return int(k["int"])
-
-
-def _digest(names: Any) -> str:
-    return hashlib.sha256("\n".join(names.tolist()).encode("utf-8")).hexdigest()
-
-
-DIGEST_KEYS = np.char.add("key-", np.arange(100_000).astype("U"))
 
 
 def _random_hashes(n: int, seed: int = 1) -> np.ndarray:
@@ -313,11 +292,11 @@ def test_jump_paper_differs_where_expected() -> None:
 @pytest.mark.parametrize("cfg", JUMP["named"], ids=[c["name"] for c in JUMP["named"]])
 def test_jump_named_vectors(cfg: dict[str, Any]) -> None:
     jh = JumpHash(cfg["nodes"], hash=cfg["hash"], seed=cfg["seed"])
-    keys = [_key(k) for k, _ in cfg["vectors"]]
+    keys = [vector_key(k) for k, _ in cfg["vectors"]]
     expected = [node for _, node in cfg["vectors"]]
     assert [jh.get(k) for k in keys] == expected
     assert jh.get_many(keys).tolist() == expected
-    assert _digest(jh.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
+    assert names_digest(jh.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 1000, 65537, 2**31 - 1])
@@ -423,13 +402,13 @@ RDV = DATA["rendezvous"]
 @pytest.mark.parametrize("cfg", RDV["configs"], ids=[c["name"] for c in RDV["configs"]])
 def test_rendezvous_vectors(cfg: dict[str, Any]) -> None:
     r = Rendezvous(cfg["nodes"], hash=cfg["hash"], seed=cfg["seed"])
-    keys = [_key(k) for k, _ in cfg["vectors"]]
+    keys = [vector_key(k) for k, _ in cfg["vectors"]]
     top3 = [v for _, v in cfg["vectors"]]
     assert [r.get(k) for k in keys] == [v[0] for v in top3]
     assert r.get_many(keys).tolist() == [v[0] for v in top3]
     assert [r.replicas(k, 3) for k in keys] == top3
     assert r.replicas_many(keys, 3).tolist() == top3
-    assert _digest(r.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
+    assert names_digest(r.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
 
 
 def test_rendezvous_log_is_exact_integer_arithmetic() -> None:
@@ -541,11 +520,11 @@ MAGLEV = DATA["maglev"]
 def test_maglev_vectors(cfg: dict[str, Any]) -> None:
     mg = Maglev(cfg["nodes"], table_size=cfg["table_size"], hash=cfg["hash"], seed=cfg["seed"])
     assert hashlib.sha256(mg.table.astype("<i4").tobytes()).hexdigest() == cfg["table_sha256"]
-    keys = [_key(k) for k, _ in cfg["vectors"]]
+    keys = [vector_key(k) for k, _ in cfg["vectors"]]
     expected = [v for _, v in cfg["vectors"]]
     assert [mg.get(k) for k in keys] == expected
     assert mg.get_many(keys).tolist() == expected
-    assert _digest(mg.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
+    assert names_digest(mg.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
 
 
 def test_maglev_order_of_nodes_does_not_matter() -> None:
@@ -640,11 +619,11 @@ MP = DATA["multiprobe"]
 @pytest.mark.parametrize("cfg", MP["configs"], ids=[c["name"] for c in MP["configs"]])
 def test_multiprobe_vectors(cfg: dict[str, Any]) -> None:
     mp = MultiProbe(cfg["nodes"], probes=cfg["probes"], hash=cfg["hash"], seed=cfg["seed"])
-    keys = [_key(k) for k, _ in cfg["vectors"]]
+    keys = [vector_key(k) for k, _ in cfg["vectors"]]
     expected = [v for _, v in cfg["vectors"]]
     assert [mp.get(k) for k in keys] == expected
     assert mp.get_many(keys).tolist() == expected
-    assert _digest(mp.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
+    assert names_digest(mp.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
 
 
 def test_multiprobe_balance_1m() -> None:
@@ -723,13 +702,13 @@ def _apply(mh: MementoHash, ops: list[list[str]]) -> MementoHash:
 def test_memento_vectors(cfg: dict[str, Any]) -> None:
     mh = _apply(MementoHash(cfg["nodes"], hash=cfg["hash"], seed=cfg["seed"]), cfg["ops"])
     assert mh.state == (tuple(cfg["slots"]), tuple(cfg["removed"]))
-    keys = [_key(k) for k, _ in cfg["vectors"]]
+    keys = [vector_key(k) for k, _ in cfg["vectors"]]
     expected = [v for _, v in cfg["vectors"]]
     for m in (mh, MementoHash.from_state(cfg["slots"], cfg["removed"], hash=cfg["hash"],
                                          seed=cfg["seed"])):
         assert [m.get(k) for k in keys] == expected
         assert m.get_many(keys).tolist() == expected
-        assert _digest(m.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
+        assert names_digest(m.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
 
 
 def test_memento_is_jump_while_nothing_is_removed() -> None:
