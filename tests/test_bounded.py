@@ -10,17 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from consistent_hash import (
-    BoundedLoad,
-    CapacityError,
-    EmptyRingError,
-    HashRing,
-    JumpHash,
-    Maglev,
-    MementoHash,
-    MultiProbe,
-    Rendezvous,
-)
+from consistent_hash import BoundedLoad, CapacityError, EmptyRingError, HashRing
+from consistent_hash.algorithms import JumpHash, Maglev, MementoHash, MultiProbe, Rendezvous
 
 MASK = (1 << 64) - 1
 STEP = 0xD1B54A32D192ED03
