@@ -24,6 +24,7 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
+from helpers import obj_array
 from routers import BOUNDED, EXTRA_NODE, NODES, ROUTERS, RouterSpec
 
 from consistent_hash import BoundedLoad, EmptyRingError
@@ -67,12 +68,6 @@ def keys_for(spec: RouterSpec) -> list[Any]:
     if spec.int_keys != "refused":
         keys += INT_KEYS
     return keys
-
-
-def obj_array(values: list[Any]) -> np.ndarray:
-    a = np.empty(len(values), dtype=object)
-    a[:] = values
-    return a
 
 
 def router(spec: RouterSpec, nodes: list[str] | None = None, **kw: Any) -> Any:
@@ -791,17 +786,22 @@ def test_copy_is_equal_and_independent(spec: RouterSpec) -> None:
         assert NODES[-1] in c
 
 
-@pytest.mark.parametrize("spec", ROUTERS, ids=ids(ROUTERS))
-@pytest.mark.parametrize("protocol", [2, pickle.HIGHEST_PROTOCOL])
-def test_pickle_round_trip(spec: RouterSpec, protocol: int) -> None:
-    states = [router(spec)]
+def states(spec: RouterSpec) -> list[Any]:
+    """The router as built, after an add (mutable routers) and with no nodes (where it may)."""
+    out = [router(spec)]
     if spec.mutable:
         m = router(spec)
         spec.add(m, EXTRA_NODE)
-        states.append(m)
+        out.append(m)
     if spec.empty_ok:
-        states.append(router(spec, []))
-    for r in states:
+        out.append(router(spec, []))
+    return out
+
+
+@pytest.mark.parametrize("spec", ROUTERS, ids=ids(ROUTERS))
+@pytest.mark.parametrize("protocol", [2, pickle.HIGHEST_PROTOCOL])
+def test_pickle_round_trip(spec: RouterSpec, protocol: int) -> None:
+    for r in states(spec):
         p = pickle.loads(pickle.dumps(r, protocol=protocol))
         assert type(p) is type(r)
         assert p == r
@@ -813,14 +813,7 @@ def test_pickle_round_trip(spec: RouterSpec, protocol: int) -> None:
 
 @pytest.mark.parametrize("spec", ROUTERS, ids=ids(ROUTERS))
 def test_to_bytes_round_trip(spec: RouterSpec) -> None:
-    states = [router(spec)]
-    if spec.mutable:
-        m = router(spec)
-        spec.add(m, EXTRA_NODE)
-        states.append(m)
-    if spec.empty_ok:
-        states.append(router(spec, []))
-    for r in states:
+    for r in states(spec):
         b = r.to_bytes()
         assert isinstance(b, bytes)
         q = type(r).from_bytes(b)
