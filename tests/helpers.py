@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-__all__ = ["DIGEST_KEYS", "names_digest", "obj_array", "vector_key"]
+__all__ = ["DIGEST_KEYS", "names_digest", "names_word", "obj_array", "vector_key"]
 
 # the 100,000 keys of the golden vectors' assignment digests (tests/data/make_*vectors.py)
 DIGEST_KEYS = np.char.add("key-", np.arange(100_000).astype("U"))
@@ -36,3 +37,8 @@ def obj_array(values: list[Any]) -> np.ndarray:
     a = np.empty(len(values), dtype=object)
     a[:] = values
     return a
+
+
+def names_word(msg: str, word: str) -> bool:
+    """``word`` stands in ``msg`` as a word of its own (an argument name, a position)."""
+    return re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", msg) is not None

@@ -10,6 +10,7 @@ import struct
 
 import numpy as np
 import pytest
+from helpers import names_word
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -30,10 +31,6 @@ def state(ring: HashRing):
 @pytest.fixture
 def ring():
     return HashRing({"a": 1.0, "b": 2.0, "ü": 0.5}, vnodes=20)
-
-
-def names_word(msg: str, word: str) -> bool:
-    return re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", msg) is not None
 
 
 # --------------------------------------------------------------------------------------------
