@@ -676,7 +676,9 @@ def test_bad_out_rejected_naming_out(spec: RouterSpec, call: str, case: str) -> 
 # errors: key types, non-containers, shapes
 # --------------------------------------------------------------------------------------------
 
-BAD_KEYS: dict[str, Any] = {"object": object(), "float": 1.5, "bool": True}
+BAD_KEYS: dict[str, Any] = {"object": object(), "float": 1.5, "bool": True, "False": False,
+                           "np_bool": np.bool_(True), "None": None, "list": [1], "dict": {"a": 1},
+                           "complex": 1 + 2j, "set": {1}}
 KEY_CALLS: dict[str, Callable[[Any, Any], Any]] = {
     "get": lambda r, k: r.get(k),
     "hash": lambda r, k: r.hash(k),
@@ -698,30 +700,116 @@ def test_unsupported_key_type_named(spec: RouterSpec, call: str, bad: str) -> No
     assert type(key).__name__ in str(ei.value)
 
 
-NOT_CONTAINERS: dict[str, Any] = {"str": "abc", "bytes": b"abc", "int": 5, "none": None,
-                                  "float": 2.5}
+BATCH_CALLS = ["get_many", "get_indices", "hash_many"]
+
+
+def batch_calls(spec: RouterSpec) -> list[str]:
+    """The calls that take a batch of keys (the replica ones with n=2)."""
+    return BATCH_CALLS + (["replicas_many", "replica_indices"] if spec.replicas else [])
+
+
+def call_batch(r: Any, call: str, keys: Any) -> Any:
+    return getattr(r, call)(keys, 2) if call.startswith("replica") else getattr(r, call)(keys)
+
+
+NOT_CONTAINERS: dict[str, Callable[[], Any]] = {
+    "str": lambda: "abc", "bytes": lambda: b"abc", "int": lambda: 5, "none": lambda: None,
+    "float": lambda: 2.5, "generator": lambda: (k for k in "ab")}
 
 
 @pytest.mark.parametrize("spec", ROUTERS, ids=ids(ROUTERS))
-@pytest.mark.parametrize("call", ["get_many", "get_indices", "hash_many"])
+@pytest.mark.parametrize("call", BATCH_CALLS)
 @pytest.mark.parametrize("keys", list(NOT_CONTAINERS))
 def test_keys_not_a_container(spec: RouterSpec, call: str, keys: str) -> None:
     r = router(spec)
-    with pytest.raises(TypeError):
-        getattr(r, call)(NOT_CONTAINERS[keys])
+    bad = NOT_CONTAINERS[keys]()
+    with pytest.raises(TypeError) as ei:
+        getattr(r, call)(bad)
+    assert type(bad).__name__ in str(ei.value), str(ei.value)
 
 
 @pytest.mark.parametrize("spec", ROUTERS, ids=ids(ROUTERS))
-@pytest.mark.parametrize("call", ["get_many", "get_indices", "hash_many"])
-def test_two_dimensional_arrays_refused(spec: RouterSpec, call: str) -> None:
+def test_multidimensional_arrays_refused(spec: RouterSpec) -> None:
     r = router(spec)
     arrays = [np.array([["a", "b"], ["c", "d"]]), np.array([[b"a"], [b"b"]]),
-              obj_array(["a", "b"]).reshape(2, 1)]
+              obj_array(["a", "b"]).reshape(2, 1), np.zeros((2, 2, 2), dtype=object)]
     if spec.int_keys != "refused":
         arrays.append(np.arange(6).reshape(2, 3))
     for a in arrays:
-        with pytest.raises(ValueError):
-            getattr(r, call)(a)
+        for call in batch_calls(spec):
+            with pytest.raises(ValueError) as ei:
+                call_batch(r, call, a)
+            msg = str(ei.value)
+            assert str(a.shape) in msg or "dimension" in msg, f"{call}: {msg}"
+
+
+BAD_DTYPES: dict[str, Any] = {
+    "float64": np.array([1.0, 2.0]),
+    "float32": np.array([1.0], dtype=np.float32),
+    "bool": np.array([True, False]),
+    "complex128": np.array([1 + 1j]),
+    "datetime64[D]": np.array(["2024-01-01"], dtype="datetime64[D]"),
+    "timedelta64[s]": np.array([5], dtype="timedelta64[s]"),
+    "void": np.zeros(2, dtype="V4"),
+}
+
+
+@pytest.mark.parametrize("spec", ROUTERS, ids=ids(ROUTERS))
+@pytest.mark.parametrize("dtype", list(BAD_DTYPES))
+def test_unsupported_dtype_named(spec: RouterSpec, dtype: str) -> None:
+    """Even on an empty array of that dtype."""
+    r = router(spec)
+    arr = BAD_DTYPES[dtype]
+    for call in batch_calls(spec):
+        for a in (arr, arr[:0]):
+            with pytest.raises(TypeError) as ei:
+                call_batch(r, call, a)
+            assert str(arr.dtype) in str(ei.value), f"{call}: {ei.value}"
+
+
+SURROGATE_KEYS = ["\ud800", "ab\udfff", "é\udc00x", "x" * 5000 + "\ud800"]
+
+
+@pytest.mark.parametrize("spec", ROUTERS, ids=ids(ROUTERS))
+@pytest.mark.parametrize("key", range(len(SURROGATE_KEYS)))
+def test_lone_surrogate_keys(spec: RouterSpec, key: int) -> None:
+    """A str that has no UTF-8 form: UnicodeEncodeError, as str.encode, in every call."""
+    r = router(spec)
+    k = SURROGATE_KEYS[key]
+    with pytest.raises(UnicodeEncodeError):
+        k.encode("utf-8")
+    for scalar in (r.get, r.hash) + ((lambda x: r.replicas(x, 2)),) * spec.replicas:
+        with pytest.raises(UnicodeEncodeError):
+            scalar(k)
+    batch = ["fine", "é"] * 2000 + [k] + ["tail"]
+    for container in (batch, tuple(batch), np.array(batch), obj_array(batch)):
+        for call in batch_calls(spec):
+            with pytest.raises(UnicodeEncodeError):
+                call_batch(r, call, container)
+    assert r == router(spec)
+
+
+LOOKUP_OUT_OF_RANGE: dict[str, Any] = {
+    "neg_list": [-1], "neg_list2": [5, -5], "neg_i64": np.array([-3], dtype=np.int64),
+    "neg_i8": np.array([1, -1], dtype=np.int8), "2**64": [2**64], "too_big_list": [0, 2**64 + 1],
+    "2d": np.zeros((2, 2), dtype=np.uint64)}
+LOOKUP_NOT_INTEGERS: dict[str, Any] = {
+    "f64": np.array([1.0]), "float_list": [1.5], "bool": np.array([True]),
+    "U": np.array(["1"]), "str": "123", "None": [None]}
+
+
+@pytest.mark.parametrize("spec", ROUTERS, ids=ids(ROUTERS))
+@pytest.mark.parametrize("hashes", list(LOOKUP_OUT_OF_RANGE))
+def test_lookup_rejects_out_of_range_values(spec: RouterSpec, hashes: str) -> None:
+    with pytest.raises(ValueError):
+        router(spec).lookup(LOOKUP_OUT_OF_RANGE[hashes])
+
+
+@pytest.mark.parametrize("spec", ROUTERS, ids=ids(ROUTERS))
+@pytest.mark.parametrize("hashes", list(LOOKUP_NOT_INTEGERS))
+def test_lookup_rejects_non_integers_naming_hashes(spec: RouterSpec, hashes: str) -> None:
+    with pytest.raises(TypeError, match="hashes"):
+        router(spec).lookup(LOOKUP_NOT_INTEGERS[hashes])
 
 
 BATCH_CONTAINERS: dict[str, Callable[[list[Any]], Any]] = {
@@ -735,12 +823,15 @@ def test_unsupported_key_in_a_batch_names_its_position(spec: RouterSpec, contain
                                                        bad: str) -> None:
     r = router(spec)
     keys = BATCH_CONTAINERS[container](["a", b"b", "c", "d", "e", BAD_KEYS[bad], "g"])
-    calls = ["get_many", "get_indices", "hash_many"]
-    for call in calls + (["replicas_many", "replica_indices"] if spec.replicas else []):
+    for call in batch_calls(spec):
         with pytest.raises(TypeError) as ei:
-            getattr(r, call)(*((keys, 2) if call.startswith("replica") else (keys,)))
+            call_batch(r, call, keys)
         msg = str(ei.value)
         assert type(BAD_KEYS[bad]).__name__ in msg and names_word(msg, "5"), f"{call}: {msg}"
+    if spec.replicas:
+        with pytest.raises(TypeError, match=type(BAD_KEYS[bad]).__name__):
+            r.replicas(BAD_KEYS[bad], 2)
+    assert r == router(spec) and routes(r) == routes(router(spec))  # nothing half-applied
 
 
 BAD_ARGUMENTS: dict[str, tuple[Callable[[Any], Any], type[Exception], str]] = {
@@ -953,7 +1044,7 @@ def test_from_bytes_damaged(spec: RouterSpec) -> None:
     r = router(spec)
     data = r.to_bytes()
     for i in _cuts(len(data)):
-        for mask in (0x01, 0x80):
+        for mask in (0x01, 0x80, 0xFF):
             bad = data[:i] + bytes([data[i] ^ mask]) + data[i + 1:]
             with pytest.raises(ValueError):
                 type(r).from_bytes(bad)
@@ -1109,11 +1200,14 @@ def test_replicas_many_and_replica_indices(spec: RouterSpec) -> None:
 @pytest.mark.parametrize("spec", REPLICAS, ids=ids(REPLICAS))
 def test_replicas_bad_n(spec: RouterSpec) -> None:
     r = router(spec)
-    for n in (0, -1):
+    for n, exc in ((0, ValueError), (-1, ValueError), (-(2**40), ValueError),
+                   (1.5, (TypeError, ValueError)), ("2", (TypeError, ValueError)),
+                   (None, (TypeError, ValueError)), (True, (TypeError, ValueError))):
         for call, keys in ((r.replicas, "k"), (r.replicas_many, ["k"]),
                            (r.replica_indices, ["k"])):
-            with pytest.raises(ValueError, match=r"\bn\b"):
+            with pytest.raises(exc) as ei:
                 call(keys, n)
+            assert names_word(str(ei.value), "n"), str(ei.value)
 
 
 NO_REPLICA_CALLS: dict[str, Callable[[Any], Any]] = {
