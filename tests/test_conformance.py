@@ -653,7 +653,14 @@ def test_out_is_filled_and_returned(spec: RouterSpec, call: str) -> None:
     assert out.tolist() == expected
     res = r.get_indices(pa.array(OUT_KEYS), out=out) if call == "get_indices" else res
     assert res is out and out.tolist() == expected
-    if call == "get_indices":  # with nulls="none": -1 where a key is missing
+    buf = np.full(len(OUT_KEYS) + 20, -1, dtype=np.int32)  # a view into a bigger buffer
+    res = OUT_CALLS[call](r, buf[10:-10])
+    assert np.shares_memory(res, buf) and res.tolist() == expected
+    assert buf[:10].tolist() == [-1] * 10 and buf[-10:].tolist() == [-1] * 10
+    if call == "get_indices":
+        assert r.get_indices(list(OUT_KEYS), out) is out  # out may be passed by position
+        assert out.tolist() == expected
+        # with nulls="none": -1 where a key is missing
         keys = list(OUT_KEYS)
         keys[3] = None
         out = np.full(len(keys), -7, dtype=np.int32)
