@@ -142,7 +142,7 @@ ROUTERS: list[RouterSpec] = [
                replicas=True, int_keys="hashed", mutable=True, takes_hash=True, bounded=True,
                add=_weighted_add),
     RouterSpec("Maglev", Maglev, lambda nodes, **kw: Maglev(nodes, table_size=2053, **kw),
-               replicas=False, int_keys="hashed", mutable=True, takes_hash=True),
+               replicas=False, int_keys="hashed", mutable=True, takes_hash=True, bounded=True),
     RouterSpec("Maglev-weighted", Maglev, _weighted(Maglev, table_size=1009),
                replicas=False, int_keys="hashed", mutable=True, takes_hash=True,
                add=_weighted_add),

@@ -1528,5 +1528,8 @@ def test_bounded_assign_many_errors_and_containers(spec: RouterSpec) -> None:
         bl.assign_many(np.array([["a", "b"], ["c", "d"]]))
     expected = bl.assign_many(list(STR_KEYS)).tolist()
     for c in (np.array(STR_KEYS), pa.array(STR_KEYS), pd.Series(STR_KEYS, dtype=object),
-              pl.Series("k", STR_KEYS)):
+              pl.Series("k", STR_KEYS), tuple(STR_KEYS)):
         assert bl.assign_many(c).tolist() == expected
+        idx = bl.assign_indices(c)
+        assert idx.dtype == np.int32 and names_of(bl.router, idx) == expected
+    assert repr(bl).startswith("BoundedLoad(")
