@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DIGEST_KEYS", "names_digest", "names_word", "obj_array", "vector_key"]
+__all__ = ["DIGEST_KEYS", "check_vectors", "names_digest", "names_word", "obj_array",
+           "vector_key"]
 
 # the 100,000 keys of the golden vectors' assignment digests (tests/data/make_*vectors.py)
 DIGEST_KEYS = np.char.add("key-", np.arange(100_000).astype("U"))
@@ -42,3 +43,13 @@ def obj_array(values: list[Any]) -> np.ndarray:
 def names_word(msg: str, word: str) -> bool:
     """``word`` stands in ``msg`` as a word of its own (an argument name, a position)."""
     return re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", msg) is not None
+
+
+def check_vectors(router: Any, cfg: dict[str, Any]) -> None:
+    """A golden-vector config: each key's node by ``get`` and by ``get_many``, and the digest
+    of the assignment of DIGEST_KEYS."""
+    keys = [vector_key(k) for k, _ in cfg["vectors"]]
+    expected = [node for _, node in cfg["vectors"]]
+    assert [router.get(k) for k in keys] == expected
+    assert router.get_many(keys).tolist() == expected
+    assert names_digest(router.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import DIGEST_KEYS, names_digest, vector_key
+from helpers import DIGEST_KEYS, check_vectors, names_digest, vector_key
 
 from consistent_hash import EmptyRingError, JumpHash
 from consistent_hash._ring import (
@@ -298,12 +298,7 @@ def test_jump_paper_differs_where_expected() -> None:
 
 @pytest.mark.parametrize("cfg", JUMP["named"], ids=[c["name"] for c in JUMP["named"]])
 def test_jump_named_vectors(cfg: dict[str, Any]) -> None:
-    jh = JumpHash(cfg["nodes"], hash=cfg["hash"], seed=cfg["seed"])
-    keys = [vector_key(k) for k, _ in cfg["vectors"]]
-    expected = [node for _, node in cfg["vectors"]]
-    assert [jh.get(k) for k in keys] == expected
-    assert jh.get_many(keys).tolist() == expected
-    assert names_digest(jh.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
+    check_vectors(JumpHash(cfg["nodes"], hash=cfg["hash"], seed=cfg["seed"]), cfg)
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 1000, 65537, 2**31 - 1])
@@ -527,11 +522,7 @@ MAGLEV = DATA["maglev"]
 def test_maglev_vectors(cfg: dict[str, Any]) -> None:
     mg = Maglev(cfg["nodes"], table_size=cfg["table_size"], hash=cfg["hash"], seed=cfg["seed"])
     assert hashlib.sha256(mg.table.astype("<i4").tobytes()).hexdigest() == cfg["table_sha256"]
-    keys = [vector_key(k) for k, _ in cfg["vectors"]]
-    expected = [v for _, v in cfg["vectors"]]
-    assert [mg.get(k) for k in keys] == expected
-    assert mg.get_many(keys).tolist() == expected
-    assert names_digest(mg.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
+    check_vectors(mg, cfg)
 
 
 def test_maglev_order_of_nodes_does_not_matter() -> None:
@@ -625,12 +616,8 @@ MP = DATA["multiprobe"]
 
 @pytest.mark.parametrize("cfg", MP["configs"], ids=[c["name"] for c in MP["configs"]])
 def test_multiprobe_vectors(cfg: dict[str, Any]) -> None:
-    mp = MultiProbe(cfg["nodes"], probes=cfg["probes"], hash=cfg["hash"], seed=cfg["seed"])
-    keys = [vector_key(k) for k, _ in cfg["vectors"]]
-    expected = [v for _, v in cfg["vectors"]]
-    assert [mp.get(k) for k in keys] == expected
-    assert mp.get_many(keys).tolist() == expected
-    assert names_digest(mp.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
+    check_vectors(MultiProbe(cfg["nodes"], probes=cfg["probes"], hash=cfg["hash"],
+                             seed=cfg["seed"]), cfg)
 
 
 def test_multiprobe_balance_1m() -> None:
@@ -709,13 +696,9 @@ def _apply(mh: MementoHash, ops: list[list[str]]) -> MementoHash:
 def test_memento_vectors(cfg: dict[str, Any]) -> None:
     mh = _apply(MementoHash(cfg["nodes"], hash=cfg["hash"], seed=cfg["seed"]), cfg["ops"])
     assert mh.state == (tuple(cfg["slots"]), tuple(cfg["removed"]))
-    keys = [vector_key(k) for k, _ in cfg["vectors"]]
-    expected = [v for _, v in cfg["vectors"]]
     for m in (mh, MementoHash.from_state(cfg["slots"], cfg["removed"], hash=cfg["hash"],
                                          seed=cfg["seed"])):
-        assert [m.get(k) for k in keys] == expected
-        assert m.get_many(keys).tolist() == expected
-        assert names_digest(m.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
+        check_vectors(m, cfg)
 
 
 def test_memento_is_jump_while_nothing_is_removed() -> None:
