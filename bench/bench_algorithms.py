@@ -28,16 +28,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import consistent_hash  # noqa: E402
-from consistent_hash import (  # noqa: E402
-    BoundedLoad,
-    HashRing,
-    JumpHash,
-    Maglev,
-    MementoHash,
-    MultiProbe,
-    Rendezvous,
-)
+from consistent_hash import BoundedLoad, HashRing  # noqa: E402
 from consistent_hash._ring import _jump_batch, _jump_paper_batch, _jump_ref_batch  # noqa: E402
+from consistent_hash.algorithms import JumpHash, Maglev, MementoHash, MultiProbe, Rendezvous  # noqa: E402
 
 
 def _median_ns(fn: Callable[[], Any], count: int, repeat: int) -> float:

@@ -111,6 +111,19 @@ def _token_add(router: Any, node: str) -> None:
     router.add(node, _tokens(node))
 
 
+def _weight(node: str) -> float:
+    """A weight of 1, 2 or 3 for a node, derived from its name only."""
+    return 1.0 + hashlib.sha256(node.encode()).digest()[5] % 3
+
+
+def _weighted(cls: Any, **fixed: Any) -> Callable[..., Any]:
+    return lambda nodes, **kw: cls({n: _weight(n) for n in nodes}, **fixed, **kw)
+
+
+def _weighted_add(router: Any, node: str) -> None:
+    router.add(node, _weight(node))
+
+
 ROUTERS: list[RouterSpec] = [
     RouterSpec("HashRing", HashRing, lambda nodes, **kw: HashRing(nodes, vnodes=64, **kw),
                replicas=True, int_keys="hashed", mutable=True, takes_hash=True, bounded=True),
@@ -125,8 +138,14 @@ ROUTERS: list[RouterSpec] = [
                replicas=False, int_keys="raw", mutable=True, takes_hash=True),
     RouterSpec("Rendezvous", Rendezvous, lambda nodes, **kw: Rendezvous(nodes, **kw),
                replicas=True, int_keys="hashed", mutable=True, takes_hash=True, bounded=True),
+    RouterSpec("Rendezvous-weighted", Rendezvous, _weighted(Rendezvous),
+               replicas=True, int_keys="hashed", mutable=True, takes_hash=True, bounded=True,
+               add=_weighted_add),
     RouterSpec("Maglev", Maglev, lambda nodes, **kw: Maglev(nodes, table_size=2053, **kw),
-               replicas=False, int_keys="hashed", mutable=True, takes_hash=True),
+               replicas=False, int_keys="hashed", mutable=True, takes_hash=True, bounded=True),
+    RouterSpec("Maglev-weighted", Maglev, _weighted(Maglev, table_size=1009),
+               replicas=False, int_keys="hashed", mutable=True, takes_hash=True,
+               add=_weighted_add),
     RouterSpec("MultiProbe", MultiProbe, lambda nodes, **kw: MultiProbe(nodes, **kw),
                replicas=False, int_keys="hashed", mutable=True, takes_hash=True, bounded=True),
     RouterSpec("MementoHash", MementoHash, lambda nodes, **kw: MementoHash(nodes, **kw),

@@ -10,17 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from consistent_hash import (
-    BoundedLoad,
-    CapacityError,
-    EmptyRingError,
-    HashRing,
-    JumpHash,
-    Maglev,
-    MementoHash,
-    MultiProbe,
-    Rendezvous,
-)
+from consistent_hash import BoundedLoad, CapacityError, EmptyRingError, HashRing
+from consistent_hash.algorithms import JumpHash, Maglev, MementoHash, MultiProbe, Rendezvous
 
 MASK = (1 << 64) - 1
 STEP = 0xD1B54A32D192ED03
@@ -231,14 +222,3 @@ def test_down_nodes_get_nothing() -> None:
     got = bl.assign_many([f"k{i}" for i in range(1800)])
     assert not {"n1", "n2"} & set(got)
     assert max(np.unique(got, return_counts=True)[1]) == 100
-
-
-def test_containers() -> None:
-    pa = pytest.importorskip("pyarrow")
-    bl = BoundedLoad(Maglev(NAMES), c=1.0)
-    keys = [f"k{i}" for i in range(2000)]
-    want = bl.assign_many(keys).tolist()
-    assert bl.assign_many(np.array(keys)).tolist() == want
-    assert bl.assign_many(pa.array(keys)).tolist() == want
-    assert bl.assign_indices(tuple(keys)).dtype == np.int32
-    assert "BoundedLoad(" in repr(bl)

@@ -5,12 +5,12 @@ redis-py, cassandra-driver).  These pin the mappings without needing any server 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import names_digest, vector_key
 
 from consistent_hash import KetamaRing, murmur3_token, murmur3_tokens, redis_slot, redis_slots
 from consistent_hash.compat import hashring as compat_hashring
@@ -20,52 +20,44 @@ DATA = json.loads((Path(__file__).parent / "data" / "compat_vectors.json").read_
 DIGEST_KEYS = [f"key-{i}" for i in range(20_000)]
 
 
-def _key(k: dict[str, str]) -> str | bytes:
-    return k["str"] if "str" in k else bytes.fromhex(k["bytes"])
-
-
-def _digest(nodes: list[Any]) -> str:
-    return hashlib.sha256("\n".join(map(str, nodes)).encode()).hexdigest()
-
-
 @pytest.mark.parametrize("cfg", DATA["uhashring"], ids=[c["name"] for c in DATA["uhashring"]])
 def test_uhashring(cfg: dict[str, Any]) -> None:
     ring = compat_uhashring.HashRing(cfg["nodes"], **cfg["kwargs"])
-    keys = [_key(k) for k, _ in cfg["vectors"]]
+    keys = [vector_key(k) for k, _ in cfg["vectors"]]
     assert [ring.get_node(k) for k in keys] == [n for _, n in cfg["vectors"]]
-    assert _digest(ring.get_many(DIGEST_KEYS).tolist()) == cfg["assignment_sha256"]
+    assert names_digest(ring.get_many(DIGEST_KEYS).tolist()) == cfg["assignment_sha256"]
 
 
 @pytest.mark.parametrize("cfg", DATA["hashring"], ids=[c["name"] for c in DATA["hashring"]])
 def test_hashring(cfg: dict[str, Any]) -> None:
     ring = compat_hashring.HashRing(cfg["nodes"], cfg["weights"])
-    keys = [_key(k) for k, _ in cfg["vectors"]]
+    keys = [vector_key(k) for k, _ in cfg["vectors"]]
     assert [ring.get_node(k) for k in keys] == [n for _, n in cfg["vectors"]]
-    assert _digest(ring.get_many(DIGEST_KEYS).tolist()) == cfg["assignment_sha256"]
+    assert names_digest(ring.get_many(DIGEST_KEYS).tolist()) == cfg["assignment_sha256"]
 
 
 @pytest.mark.parametrize("cfg", DATA["ketama"], ids=[c["name"] for c in DATA["ketama"]])
 def test_ketama_modes(cfg: dict[str, Any]) -> None:
     ring = KetamaRing(cfg["servers"], cfg["weights"], mode=cfg["mode"], hash=cfg["hash"])
-    keys = [_key(k) for k, _ in cfg["vectors"]]
+    keys = [vector_key(k) for k, _ in cfg["vectors"]]
     expected = [n for _, n in cfg["vectors"]]
     got = [ring.nodes[i] for i in ring.get_indices(keys)]
     assert got == expected
     if "points" in cfg:
         assert len(ring.positions) == cfg["points"]
     if "assignment_sha256" in cfg:
-        assert _digest(ring.get_many(DIGEST_KEYS).tolist()) == cfg["assignment_sha256"]
+        assert names_digest(ring.get_many(DIGEST_KEYS).tolist()) == cfg["assignment_sha256"]
 
 
 def test_redis_slots() -> None:
-    keys = [_key(k) for k, _ in DATA["redis"]]
+    keys = [vector_key(k) for k, _ in DATA["redis"]]
     expected = [s for _, s in DATA["redis"]]
     assert [redis_slot(k) for k in keys] == expected
     assert redis_slots(keys).tolist() == expected
 
 
 def test_cassandra_tokens() -> None:
-    keys = [_key(k) for k, _ in DATA["cassandra"]]
+    keys = [vector_key(k) for k, _ in DATA["cassandra"]]
     expected = [t for _, t in DATA["cassandra"]]
     assert [murmur3_token(k, raw=True) for k in keys] == expected
     assert murmur3_tokens(keys, raw=True).tolist() == expected

@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+from routers import NODES, ROUTERS
 
 from consistent_hash import HashRing
 
@@ -113,26 +114,8 @@ def test_invalid_inputs() -> None:
 
 # -- every router, Series and Index, and the graph's snapshot of the router ----------------------
 
-def _routers() -> list:
-    from consistent_hash import (
-        JumpHash,
-        KetamaRing,
-        Maglev,
-        MementoHash,
-        MultiProbe,
-        Rendezvous,
-        SlotMap,
-        TokenRing,
-    )
-
-    nodes = [f"10.0.0.{i}:11211" for i in range(1, 6)]
-    return [HashRing(nodes), KetamaRing(nodes, mode="ketama"), JumpHash(nodes),
-            MementoHash(nodes), Rendezvous(nodes), Maglev(nodes, table_size=251),
-            MultiProbe(nodes), SlotMap.even(nodes),
-            TokenRing({n: [i * 10**17 - 4 * 10**17] for i, n in enumerate(nodes)})]
-
-
-@pytest.mark.parametrize("router", _routers(), ids=lambda r: type(r).__name__)
+@pytest.mark.parametrize("router", [spec.make(NODES) for spec in ROUTERS],  # tests/routers.py
+                         ids=[spec.name for spec in ROUTERS])
 def test_every_router_with_a_series_and_an_index(router) -> None:  # type: ignore[no-untyped-def]
     pdf = pd.DataFrame({"user": [f"user:{i}" for i in range(3000)], "v": np.arange(3000)})
     ddf = dd.from_pandas(pdf, npartitions=3)

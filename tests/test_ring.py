@@ -360,20 +360,6 @@ def test_every_container_kind_agrees(ring):
         [model.get(str(2**64 - 1)), model.get(str(2**63))]
 
 
-def test_arrow_and_pandas_containers(ring):
-    pa = pytest.importorskip("pyarrow")
-    strs = KEYS[:1000]
-    expected = [ring.get(k) for k in strs]
-    for t in (pa.string(), pa.large_string(), pa.binary(), pa.large_binary()):
-        arr = pa.array([s.encode() if "binary" in str(t) else s for s in strs], type=t)
-        assert ring.get_many(arr).tolist() == expected
-        assert ring.get_many(arr.slice(10, 100)).tolist() == expected[10:110]
-    assert ring.get_many(pa.chunked_array([strs[:300], strs[300:]])).tolist() == expected
-    pd = pytest.importorskip("pandas")
-    assert ring.get_many(pd.Series(strs)).tolist() == expected
-    assert ring.get_many(pd.Series(strs, dtype="category")).tolist() == expected
-
-
 def test_bytes_and_str_keys(ring):
     for s in ["abc", "", "é", "日本語", "\U0001f600", "a\x00", "x" * 10_000]:
         b = s.encode("utf-8")
@@ -423,31 +409,6 @@ def test_numpy_fixed_width_trailing_nuls_follow_numpy(ring):
     assert ring.hash_many(["ab\x00"]).tolist() == [xxh3(b"ab\x00")]
     obj = np.array(["ab\x00"], dtype=object)
     assert ring.hash_many(obj).tolist() == [xxh3(b"ab\x00")]
-
-
-def test_empty_batches(ring):
-    for c in ([], (), np.array([], dtype="U1"), np.array([], dtype=np.int64),
-              np.array([], dtype=object), np.array([], dtype="S1")):
-        assert ring.get_many(c).shape == (0,)
-        assert ring.get_indices(c).dtype == np.int32 and ring.get_indices(c).shape == (0,)
-        assert ring.hash_many(c).dtype == np.uint64 and ring.hash_many(c).shape == (0,)
-        assert ring.replicas_many(c, 2).shape == (0, 2)
-        assert ring.replica_indices(c, 9).shape == (0, len(ring))
-    assert ring.lookup(np.array([], dtype=np.uint64)).shape == (0,)
-
-
-def test_get_indices_out_parameter(ring):
-    keys = np.array(KEYS)
-    out = np.full(len(KEYS), -7, dtype=np.int32)
-    res = ring.get_indices(keys, out=out)
-    assert np.shares_memory(res, out)
-    expected = [ring.nodes.index(ring.get(k)) for k in KEYS]
-    assert out.tolist() == expected and res.tolist() == expected
-    # a slice of a bigger buffer: neighbours untouched
-    buf = np.full(len(KEYS) + 20, -1, dtype=np.int32)
-    ring.get_indices(KEYS, out=buf[10:-10])
-    assert buf[:10].tolist() == [-1] * 10 and buf[-10:].tolist() == [-1] * 10
-    assert buf[10:-10].tolist() == expected
 
 
 def test_nodes_weights_len_contains():

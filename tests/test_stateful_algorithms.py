@@ -33,17 +33,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from consistent_hash import (
-    BoundedLoad,
-    CapacityError,
-    EmptyRingError,
-    HashRing,
-    JumpHash,
-    Maglev,
-    MementoHash,
-    MultiProbe,
-    Rendezvous,
-)
+from consistent_hash import BoundedLoad, CapacityError, EmptyRingError, HashRing
+from consistent_hash.algorithms import JumpHash, Maglev, MementoHash, MultiProbe, Rendezvous
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 import make_algo_vectors as ref  # noqa: E402  (the plain-Python transcriptions)

@@ -12,21 +12,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
+from helpers import DIGEST_KEYS, names_digest, vector_key
 
 from consistent_hash import HashRing
 
 DATA = json.loads((Path(__file__).parent / "data" / "ring_vectors.json").read_text("utf-8"))
 CONFIGS = DATA["configs"]
-
-
-def _key(k: dict[str, str]) -> Any:
-    if "str" in k:
-        return k["str"]
-    if "bytes" in k:
-        return bytes.fromhex(k["bytes"])
-    return int(k["int"])
 
 
 def _ring(cfg: dict[str, Any]) -> HashRing:
@@ -36,7 +28,7 @@ def _ring(cfg: dict[str, Any]) -> HashRing:
 @pytest.mark.parametrize("cfg", CONFIGS, ids=[c["name"] for c in CONFIGS])
 def test_vectors_scalar_and_batch(cfg: dict[str, Any]) -> None:
     ring = _ring(cfg)
-    keys = [_key(k) for k, _ in cfg["vectors"]]
+    keys = [vector_key(k) for k, _ in cfg["vectors"]]
     expected = [node for _, node in cfg["vectors"]]
     assert [ring.get(k) for k in keys] == expected
     assert ring.get_many(keys).tolist() == expected
@@ -45,10 +37,7 @@ def test_vectors_scalar_and_batch(cfg: dict[str, Any]) -> None:
 @pytest.mark.parametrize("cfg", CONFIGS, ids=[c["name"] for c in CONFIGS])
 def test_assignment_digest(cfg: dict[str, Any]) -> None:
     ring = _ring(cfg)
-    keys = np.char.add("key-", np.arange(100_000).astype("U"))
-    names = ring.get_many(keys)
-    digest = hashlib.sha256("\n".join(names.tolist()).encode("utf-8")).hexdigest()
-    assert digest == cfg["assignment_sha256"]
+    assert names_digest(ring.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
     assert (hashlib.sha256(ring.positions.astype("<u8").tobytes()).hexdigest()
             == cfg["positions_sha256"])
 

@@ -13,17 +13,8 @@ import sys
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash import (
-    BoundedLoad,
-    EmptyRingError,
-    HashRing,
-    JumpHash,
-    Maglev,
-    MementoHash,
-    MultiProbe,
-    Rendezvous,
-)
-from consistent_hash.algorithms import jump_hash
+from consistent_hash import BoundedLoad, EmptyRingError, HashRing, JumpHash
+from consistent_hash.algorithms import Maglev, MementoHash, MultiProbe, Rendezvous, jump_hash
 
 if sys.version_info >= (3, 11):
     from typing import assert_type

@@ -23,7 +23,7 @@ from decimal import Decimal, getcontext
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # reference_hashes.py is beside us
-from reference_hashes import H, key_bytes  # noqa: E402
+from reference_hashes import H, encode_key, key_bytes  # noqa: E402
 
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
@@ -157,19 +157,11 @@ def make_jump() -> dict[str, object]:
         keys: list[str | bytes | int] = ["", "a", "user:42", "é", b"\x00\xff", 0, 1, -1, 42,
                                          2**63, 2**64 - 1, -(2**63)]
         keys += [f"k{i}" for i in range(30)] + list(range(1000, 1030))
-        vectors = [[_enc(k), get(k)] for k in keys]
+        vectors = [[encode_key(k), get(k)] for k in keys]
         named.append(dict(cfg, vectors=vectors,
                           assignment_sha256=digest([get(k) for k in DIGEST_KEYS])))
     return {"guava_published": GUAVA_PUBLISHED, "random": rand, "guava_vs_paper": differ,
             "named": named}
-
-
-def _enc(k: str | bytes | int) -> dict[str, str]:
-    if isinstance(k, str):
-        return {"str": k}
-    if isinstance(k, bytes):
-        return {"bytes": k.hex()}
-    return {"int": str(k)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,7 +240,7 @@ def make_rendezvous() -> dict[str, object]:
         ref = RefRendezvous(cfg["nodes"], cfg["hash"], cfg["seed"])  # type: ignore[arg-type]
         keys: list[str | bytes | int] = ["", "a", "user:42", "é", b"\x00\xff", 0, -1, 2**70]
         keys += [f"k{i}" for i in range(40)]
-        vectors = [[_enc(k), ref.ranked(k)[:3]] for k in keys]
+        vectors = [[encode_key(k), ref.ranked(k)[:3]] for k in keys]
         configs.append(dict(cfg, vectors=vectors,
                             assignment_sha256=digest([ref.get(k) for k in DIGEST_KEYS])))
     return {"configs": configs, "neglog2_tables": {"C": NL2_C, "T": NL2_T, "P": NL2_P}}
@@ -314,7 +306,7 @@ def make_maglev() -> dict[str, object]:
         keys: list[str | bytes | int] = ["", "a", "user:42", "é", b"\x00\xff", 0, -1, 2**70]
         keys += [f"k{i}" for i in range(40)]
         configs.append(dict(
-            cfg, vectors=[[_enc(k), get(k)] for k in keys],
+            cfg, vectors=[[encode_key(k), get(k)] for k in keys],
             table_sha256=hashlib.sha256(struct.pack(f"<{m}i", *table)).hexdigest(),
             assignment_sha256=digest([get(k) for k in DIGEST_KEYS])))
     return {"configs": configs}
@@ -357,7 +349,7 @@ def make_multiprobe() -> dict[str, object]:
 
         keys: list[str | bytes | int] = ["", "a", "user:42", "é", b"\x00\xff", 0, -1, 2**70]
         keys += [f"k{i}" for i in range(40)]
-        configs.append(dict(cfg, vectors=[[_enc(k), get(k)] for k in keys],
+        configs.append(dict(cfg, vectors=[[encode_key(k), get(k)] for k in keys],
                             assignment_sha256=digest([get(k) for k in DIGEST_KEYS])))
     return {"configs": configs}
 
@@ -448,7 +440,7 @@ def make_memento() -> dict[str, object]:
         slots, removed = ref.state()
         configs.append(dict(
             cfg, slots=slots, removed=removed,
-            vectors=[[_enc(k), ref.get(k, h, seed)] for k in keys],  # type: ignore[arg-type]
+            vectors=[[encode_key(k), ref.get(k, h, seed)] for k in keys],  # type: ignore[arg-type]
             assignment_sha256=digest([ref.get(k, h, seed)  # type: ignore[arg-type]
                                       for k in DIGEST_KEYS])))
     return {"configs": configs}

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # reference_hashes.py is beside us
-from reference_hashes import H, key_bytes  # noqa: E402
+from reference_hashes import H, encode_key, key_bytes  # noqa: E402
 
 
 class RecipeRing:
@@ -76,14 +76,6 @@ def sample_keys() -> list[str | bytes | int]:
 
 def digest_keys() -> list[str]:
     return [f"key-{i}" for i in range(N_DIGEST)]
-
-
-def encode_key(k: str | bytes | int) -> dict[str, object]:
-    if isinstance(k, str):
-        return {"str": k}
-    if isinstance(k, bytes):
-        return {"bytes": k.hex()}
-    return {"int": str(k)}
 
 
 def main() -> None:

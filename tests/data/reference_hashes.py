@@ -28,3 +28,12 @@ def key_bytes(key: str | bytes | int) -> bytes:
     if isinstance(key, bytes):
         return key
     return str(key).encode("ascii")
+
+
+def encode_key(k: str | bytes | int) -> dict[str, str]:
+    """A key as the vector files store it: {"str": k}, {"bytes": hex} or {"int": decimal}."""
+    if isinstance(k, str):
+        return {"str": k}
+    if isinstance(k, bytes):
+        return {"bytes": k.hex()}
+    return {"int": str(k)}
