@@ -48,11 +48,12 @@ _RAW = compat_hasher("cassandra_raw")
 KIND_TOKENRING = 23
 
 
-def _check_key(key: Any) -> None:
+def _check_key(key: Any, pos: int = -1) -> None:
     if isinstance(key, (int, np.integer)) or not isinstance(key, (str, bytes, bytearray,
                                                                    memoryview)):
+        where = f" at position {pos}" if pos >= 0 else ""
         raise TypeError(f"partition keys must be bytes (the serialized key) or str (a text key), "
-                        f"got {type(key).__name__!r}; serialize other types first, e.g. "
+                        f"got {type(key).__name__!r}{where}; serialize other types first, e.g. "
                         "v.to_bytes(8, 'big', signed=True) for a bigint")
 
 
@@ -61,9 +62,10 @@ def _check_keys(keys: Any) -> None:
     if isinstance(keys, (list, tuple)):
         i = first_foreign(keys, False)
         if i >= 0:
-            for k in keys[i:]:
+            for j in range(i, len(keys)):
+                k = keys[j]
                 if type(k) is not str and not is_null(k):
-                    _check_key(k)
+                    _check_key(k, j)
     elif isinstance(keys, np.ndarray) and keys.dtype == object and keys.ndim == 1:
         _check_keys(keys.tolist())
     elif _integer_container(keys):
