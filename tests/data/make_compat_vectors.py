@@ -32,7 +32,10 @@ import uhashring  # noqa: E402
 from cassandra.murmur3 import murmur3  # noqa: E402
 from pymemcache.client.base import Client  # noqa: E402
 from redis.crc import key_slot  # noqa: E402
-from servers import HOST, _stop, _wait_port, nutcracker_proxy, require  # noqa: E402
+from servers import HOST, nutcracker_proxy, require  # noqa: E402
+
+from consistent_hash.cli._servers import stop as _stop  # noqa: E402
+from consistent_hash.cli._servers import wait_port as _wait_port  # noqa: E402
 
 KEYS = ([f"user:{i}" for i in range(60)] + [f"clé-{i}-ключ" for i in range(20)]
         + [str(i) for i in range(20)] + ["", "a", "{tag}x", "x" * 250])
