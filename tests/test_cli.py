@@ -213,6 +213,8 @@ def test_plan_table():
     short = ok("plan", OLD, NEW, "--ranges", "0").stdout
     assert "0x" not in short and "more" not in short
     assert len(table_rows(ok("plan", OLD, NEW, "--ranges", "3").stdout, "start")) == 3
+    assert ok("plan", OLD, NEW, "--format", "table").stdout == out  # the default, by name
+    assert "--format {table,json,csv}" in ok("plan", "--help").stdout
 
 
 def test_plan_json_consistent_with_analysis():

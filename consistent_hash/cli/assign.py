@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("give exactly one of --ring FILE or --nodes LIST")
     ring = _common.layout(args.ring if args.ring is not None else args.nodes, args)
     if len(ring) == 0:
-        raise UserError("the _common.layout has no nodes")
+        raise UserError("the layout has no nodes")
     fmt = args.input_format
     if fmt == "auto":
         fmt = ("parquet" if args.input.endswith(".parquet") else

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
                     [[n, f"{ring.weights[n]:g}", str(int(c)), _common.pct(b.shares[n])]
                      for n, c in zip(ring.nodes, counts, strict=True)]))
         exp = b.expected_max_over_mean
-        print(f"\nmax/mean {b.max_over_mean:.3f} (typical for this _common.layout: "
+        print(f"\nmax/mean {b.max_over_mean:.3f} (typical for this layout: "
               f"{exp:.3f}), max/min {b.max_over_min:.3f}, cv {b.cv:.3f}")
     if args.plot:
         plt = _common.pyplot()

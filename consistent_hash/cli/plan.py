@@ -21,9 +21,9 @@ def add_parser(subparsers: Subparsers) -> None:
     pl.add_argument("old", help="ring file or node list")
     pl.add_argument("new", help="ring file or node list")
     _common.add_layout_options(pl)
-    pl.add_argument("--format", choices=["_common.table", "json", "csv"], default="_common.table")
+    pl.add_argument("--format", choices=["table", "json", "csv"], default="table")
     pl.add_argument("--ranges", type=_common.non_negative, default=10, metavar="N",
-                    help="hash ranges to list in the _common.table (10; 0 for none)")
+                    help="hash ranges to list in the table (10; 0 for none)")
     pl.add_argument("--plot", metavar="PNG", help="draw load per node and flows to a PNG")
 
 

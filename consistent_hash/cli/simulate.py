@@ -24,7 +24,7 @@ def add_parser(subparsers: Subparsers) -> None:
     s.add_argument("--nodes", type=_common.positive, default=8, help="nodes before the change (8)")
     s.add_argument("--vnodes", type=_common.positive, default=160, help="vnodes per node (160)")
     s.add_argument("--spread-vnodes", default="1,10,100,160,500",
-                   help="comma-separated vnode counts for the load _common.table")
+                   help="comma-separated vnode counts for the load table")
     s.add_argument("--json", action="store_true", help="print the figures as JSON")
     s.add_argument("--plot", metavar="PNG", help="draw load, movement and balance to a PNG")
 
