@@ -571,3 +571,42 @@ def test_cli_progress_bar_on_a_terminal() -> None:
                                            "--batch-size", "50")
         assert rc == 0, err
         assert "migrate [" in err and "100.0%" in err and "#" not in out
+
+
+# -- the demo --------------------------------------------------------------------------------
+
+def test_resize_demo_hit_rates() -> None:
+    """Through a resize 8 -> 9 servers: modulo keeps ~1/9 of the hits, the ring ~8/9, the ring
+    with migrate_memcached first all of them."""
+    from consistent_hash.analysis import movement
+    from consistent_hash.cli.demo import resize_demo
+
+    memcached_servers(0)  # skips (or fails) without memcached
+    r = resize_demo(30_000, 8, rounds_after=3)
+    got = {x["strategy"]: x for x in r["results"]}
+    mod, ring, mig = got["modulo"], got["ring"], got["ring + migrate"]
+    assert all(h == 1.0 for x in r["results"] for h in x["hit_rates"][: r["rounds_before"]])
+    assert 0.09 < mod["first_after"] < 0.14
+    keys = [f"user:{i}" for i in range(30_000)]
+    names = r["nodes"]
+    kept = 1 - movement(HashRing(names[:8]), HashRing(names), keys).moved
+    assert abs(ring["first_after"] - kept) < 0.02
+    assert mig["first_after"] == 1.0 and all(h == 1.0 for h in mig["hit_rates"])
+    assert mig["migration"]["failed"] == 0 and mig["migration"]["copied"] > 0
+
+
+def test_cli_demo_resize(tmp_path: Any) -> None:
+    import subprocess
+
+    from test_cli import _env, png_size
+
+    memcached_servers(0)  # skips (or fails) without memcached
+    png = tmp_path / "resize.png"
+    r = subprocess.run([sys.executable, "-m", "consistent_hash", "demo", "resize", "--keys",
+                        "5000", "--rounds", "2", "--json", "--plot", str(png)],
+                       capture_output=True, text=True, timeout=120, env=_env())
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert [x["strategy"] for x in d["results"]] == ["modulo", "ring", "ring + migrate"]
+    assert d["results"][2]["hit_rates"] == [1.0] * 4
+    assert png_size(png)[0] > 0
