@@ -141,10 +141,18 @@ def _snapshot(router: Any, keys: list[bytes]) -> dict[bytes, tuple[bytes, int, i
     return out
 
 
-def _fill_memcached(old: Any, hasher: Any, keys: list[str]) -> None:
+def _big_keys(old: Any, new: Any) -> list[bytes]:
+    """Four keys for 1,000,000-byte values (memcached's 1 MiB item limit, chunked items):
+    three that move, one that does not."""
+    names = [b"big:%d" % i for i in range(200)]
+    moving = [k for k in names if old.get(k) != new.get(k)]
+    return moving[:3] + [k for k in names if old.get(k) == new.get(k)][:1]
+
+
+def _fill_memcached(old: Any, hasher: Any, keys: list[str], big: list[bytes]) -> None:
     """Write every key through HashClient (with ``hasher``), or, for a layout HashClient
     cannot express (weights), through a client per server routed by ``old``; then the odd
-    keys through the raw client."""
+    and the big keys through the raw client."""
     addrs = [parse_address(n) for n in old.nodes]
     if hasher is not None:
         client = HashClient(addrs, hasher=hasher, serde=serde.pickle_serde,
@@ -165,6 +173,10 @@ def _fill_memcached(old: Any, hasher: Any, keys: list[str]) -> None:
         c = _conn(o)
         ttl = int(time.time()) + LONG_TTL if k.startswith(b"bin") else 0
         assert c.add_many([(k, b"odd" + k, 5, ttl)])[0] not in (False,)
+        c.close()
+    for k, o in zip(big, old.get_many(big), strict=True):
+        c = _conn(o)
+        assert c.add_many([(k, bytes([len(k)]) * 1_000_000, 9, 0)])[0] not in (False,)
         c.close()
 
 
@@ -196,8 +208,9 @@ def test_memcached_migration(scenario: str) -> None:
     with memcached_servers(5, memory_mb=64) as ports:
         names = _names(ports)
         old, new, hasher = _layouts(scenario, names)
-        _fill_memcached(old, hasher, keys)
-        raw = [k.encode() for k in keys] + ODD_KEYS
+        big = _big_keys(old, new)
+        _fill_memcached(old, hasher, keys, big)
+        raw = [k.encode() for k in keys] + ODD_KEYS + big
         before = _snapshot(old, raw)
         pairs = _pairs(old, new, raw)
         # The application writes one moving key on its new owner during the migration (after
@@ -340,6 +353,82 @@ def test_failing_target_leaves_sources_intact() -> None:
             assert v == before[k]
         d = report.to_dict()
         assert d["ok"] is False and d["totals"]["failed"] == report.failed
+
+
+def test_source_rewritten_during_the_copy_is_not_left_stale(monkeypatch: Any) -> None:
+    """The application rewrites a key on its old owner after the migration read it: the older
+    copy is taken back off the new owner (by CAS), so the client misses and refills instead of
+    reading the older value."""
+    import consistent_hash.migrate as m
+
+    keys = [f"k{i}" for i in range(2000)]
+    with memcached_servers(3) as ports:
+        names = _names(ports)
+        old, new = HashRing(names[:2]), HashRing(names)
+        client = HashClient([parse_address(n) for n in names[:2]], hasher=RingHasher)
+        client.set_many({k: b"old" for k in keys}, noreply=False)
+        client.close()
+        real = m._Memcached.add_many
+        victims: list[bytes] = []
+
+        def add_many(self: Any, items: Any) -> Any:
+            if not victims:
+                key = items[0][0]
+                victims.append(key)
+                c = Client(parse_address(old.get(key)))
+                c.set(key, b"newer", noreply=False)  # the application, on the old owner
+                c.close()
+            return real(self, items)
+
+        monkeypatch.setattr(m._Memcached, "add_many", add_many)
+        report = migrate_memcached(old, new)
+        assert report.invalidated == 1 and report.copied == report.moved - 1
+        assert report.ok
+        (key,) = victims
+        target, source = _conn(new.get(key)), _conn(old.get(key))
+        assert target.get_many([key]) == [None]
+        assert source.get_many([key])[0][0] == b"newer"  # type: ignore[index]
+        target.close()
+        source.close()
+
+
+def test_unix_socket_servers() -> None:
+    """Node names that are unix socket paths (as HashClient names such servers)."""
+    import os
+    import subprocess
+    import tempfile
+
+    from servers import require, stop
+
+    binary = require("memcached")
+    # memcached runs as nobody under root: a directory nobody can reach (pytest's tmp_path
+    # is not), removed at the end.
+    tmp = tempfile.TemporaryDirectory(prefix="ch-migrate-")
+    os.chmod(tmp.name, 0o777)
+    paths = [os.path.join(tmp.name, f"mc{i}.sock") for i in range(2)]
+    procs = []
+    try:
+        for path in paths:
+            args = [binary, "-s", path, "-a", "0777", "-m", "16", "-t", "1"]
+            if os.geteuid() == 0:
+                args += ["-u", "nobody"]
+            procs.append(subprocess.Popen(args, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + 10
+        while not all(os.path.exists(p) for p in paths) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        keys = [f"k{i}" for i in range(1000)]
+        client = HashClient(paths[:1], hasher=RingHasher)
+        client.set_many({k: k.encode() for k in keys}, noreply=False)
+        client.close()
+        report = migrate_memcached(HashRing(paths[:1]), HashRing(paths))
+        assert report.ok and report.copied == report.moved > 300
+        client = HashClient(paths, hasher=RingHasher)
+        assert client.get_many(keys) == {k: k.encode() for k in keys}
+        client.close()
+    finally:
+        stop(procs)
+        tmp.cleanup()
 
 
 # -- redis -----------------------------------------------------------------------------------
