@@ -45,7 +45,8 @@ Options: ``dry_run`` (scan and route only: the report of what would move, nothin
 written beyond the listings), ``delete`` (remove each moved key from its old owner once its
 new owner holds it: run it after the clients have switched, typically as a second pass
 ``migrate_*(old, new, delete=True)``, which also copies whatever is still missing;
-memcached deletes by CAS, so a value changed since it was read is kept), ``batch_size`` (keys
+memcached deletes by CAS, Redis only a key whose DUMP is unchanged, so a value changed since
+it was read is kept), ``batch_size`` (keys
 per pipelined round trip; memcached batches also stop at 8 MiB of items), ``rate`` (keys per
 second, overall), ``progress(done, total)`` (called after every batch), ``timeout`` (seconds
 per socket operation).
@@ -599,6 +600,14 @@ class _MemcachedBackend(_Backend):
                     raise _Aborted("source", [], e) from e
 
 
+# Delete a key only if it still holds the value that was copied (its DUMP is unchanged): a
+# value the application rewrote on the old owner since it was read is kept.
+_DELETE_IF_UNCHANGED = """
+if redis.call('DUMP', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
 class _RedisBackend(_Backend):
     name = "redis"
 
@@ -683,22 +692,22 @@ class _RedisBackend(_Backend):
             results = pipe.execute(raise_on_error=False)
         except (OSError, redis.RedisError) as e:
             raise _Aborted("target", [k for k, _, _ in items], e) from e
-        done: list[bytes] = []
+        done: list[tuple[bytes, bytes]] = []
         for (key, _, payload), r in zip(items, results, strict=True):
             if isinstance(r, Exception):
                 if "BUSYKEY" in str(r):
                     pair.skipped += 1
-                    done.append(key)
+                    done.append((key, payload))
                 else:
                     pair._fail([key], f"target: {_error_text(r)}")
             else:
                 pair.copied += 1
                 pair.bytes += len(payload)
-                done.append(key)
+                done.append((key, payload))
         if delete and done:
             pipe = src.pipeline(transaction=False)
-            for key in done:
-                pipe.delete(key)
+            for key, payload in done:
+                pipe.eval(_DELETE_IF_UNCHANGED, 1, key, payload)
             try:
                 pair.deleted += sum(int(n) for n in pipe.execute(raise_on_error=False)
                                     if isinstance(n, int))

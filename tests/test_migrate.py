@@ -592,6 +592,37 @@ def test_redis_failing_target_leaves_sources_intact() -> None:
         assert all(state[k][0] == before[k][0] for k in raw)
 
 
+def test_redis_delete_keeps_a_value_rewritten_since_it_was_read(monkeypatch: Any) -> None:
+    """delete=True removes a moved key from its old owner only if it still holds the value
+    that was copied."""
+    with redis_servers(3) as ports:
+        names = _names(ports)
+        old, new = HashRing(names[:2]), HashRing(names)
+        data = _fill_redis(old, 2000)
+        real = redis.client.Pipeline.restore
+        victims: list[bytes] = []
+
+        def restore(self: Any, key: Any, *args: Any, **kw: Any) -> Any:
+            if not victims:
+                victims.append(key)
+                c = redis.Redis(*parse_address(old.get(key)))
+                c.set(key, b"newer")  # the application, on the old owner
+                c.close()
+            return real(self, key, *args, **kw)
+
+        monkeypatch.setattr(redis.client.Pipeline, "restore", restore)
+        report = migrate_redis(old, new, delete=True)
+        assert report.ok and report.copied == report.moved > 0
+        assert report.deleted == report.moved - 1
+        (key,) = victims
+        c = redis.Redis(*parse_address(old.get(key)))
+        assert c.get(key) == b"newer"
+        c.close()
+        moved = [k for k in data["keys"] if old.get(k) != new.get(k)]
+        state = _redis_state(old, [k.encode() for k in moved])
+        assert [k for k, (v, _) in state.items() if v is not None] == [key]
+
+
 # -- the command line ------------------------------------------------------------------------
 
 def _cli(*args: str) -> Any:
