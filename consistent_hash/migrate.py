@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import base64
 import builtins
+import ipaddress
 import socket
 import time
 import urllib.parse
@@ -121,6 +122,12 @@ def parse_address(node: str) -> Address:
                              "(or a unix socket path)")
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"node name {node!r}: bad port {port!r}")
+    if ":" in host or node.startswith("["):
+        try:
+            ipaddress.IPv6Address(host.split("%", 1)[0])
+        except ValueError:
+            raise ValueError(f"node name {node!r} is not an address: {host!r} is not an IPv6 "
+                             "address") from None
     return host, int(port)
 
 

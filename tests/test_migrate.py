@@ -45,10 +45,26 @@ def test_parse_address() -> None:
     assert parse_address("::1:11211") == ("::1", 11211)  # HashClient's name for ("::1", 11211)
     assert parse_address("/run/memcached.sock") == "/run/memcached.sock"
     assert parse_address("unix:/run/memcached.sock") == "/run/memcached.sock"
+    assert parse_address("[fe80::1%eth0]:11211") == ("fe80::1%eth0", 11211)
     for bad in ("cache-a", "host:", ":11211", "host:0", "host:65536", "host:x", "[::1]",
-                "unix:"):
+                "unix:", "127.0.0.1:11211:2", "[cache-a]:1"):
         with pytest.raises(ValueError):
             parse_address(bad)
+
+
+def test_cli_node_lists_take_addresses_and_weights() -> None:
+    import argparse
+
+    from consistent_hash.cli._common import UserError
+    from consistent_hash.cli.migrate import _layout
+
+    args = argparse.Namespace(vnodes=160, hash="xxh3", seed=0)
+    ring = _layout("127.0.0.1:1, 127.0.0.1:2:2,[::1]:3:0.5,::1:4", args)
+    assert ring.weights == {"127.0.0.1:1": 1.0, "127.0.0.1:2": 2.0, "[::1]:3": 0.5,
+                            "::1:4": 1.0}
+    for bad in ("a,b", "127.0.0.1:1,127.0.0.1:1", "127.0.0.1:1:x", ","):
+        with pytest.raises(UserError):
+            _layout(bad, args)
 
 
 def test_node_names_must_be_addresses() -> None:
