@@ -14,7 +14,9 @@ whose node names are the servers' addresses, as pymemcache's HashClient names th
 ``"host:port"``, ``"[::1]:11211"`` or ``"::1:11211"`` for IPv6, or a unix socket path
 (``"/run/memcached.sock"``, ``"unix:/run/memcached.sock"``).
 
-What it does, for each server of the old layout:
+What it does, for each server of the old layout that can lose keys (every one, unless the
+exact analysis of two rings that hash keys alike, ``analysis.movement``, shows that it loses
+nothing, as the other servers in a weight increase):
 
 1. enumerates its keys: memcached with ``lru_crawler metadump hash`` (the hash-table walk: on
    memcached 1.6.18 ``metadump all`` can miss half of a fresh server's keys), after
@@ -738,6 +740,18 @@ def _addresses(router: Any, which: str) -> dict[str, Address]:
     return out
 
 
+def _losing(old: Any, new: Any) -> set[str]:
+    """The old nodes that can lose keys: all of them, unless the exact analysis of two rings
+    that hash keys alike shows that some lose nothing (a weight increase, say)."""
+    from consistent_hash.analysis import _exactly_comparable, movement
+
+    nodes = set(old.nodes)
+    if not (len(old.nodes) and len(new.nodes) and _exactly_comparable(old, new)):
+        return nodes
+    mv = movement(old, new)
+    return {a for (a, _), share in mv.flows.items() if share > 0} & nodes
+
+
 def _route_bytes(keys: list[bytes], prefix: bytes) -> tuple[list[bytes], np.ndarray]:
     """The part of each key the client hashes, and the mask of keys that carry the prefix."""
     if not prefix:
@@ -777,12 +791,17 @@ def _migrate(backend: _Backend, old: Any, new: Any, *, dry_run: bool, delete: bo
             raise MigrationError(f"cannot reach {backend.name} server {node}: "
                                  f"{_error_text(e)}") from None
 
+    losing = _losing(old, new)
     try:
-        # 1. every old server: list its keys, route them through both layouts.
+        # 1. every old server that can lose keys: list its keys, route them through both
+        # layouts.
         moves: dict[tuple[str, str], tuple[list[bytes], list[int]]] = {}
         for node in old_nodes:
-            conns[node] = connect(node, old_addr[node])
+            if node in losing:
+                conns[node] = connect(node, old_addr[node])
         for si, node in enumerate(old_nodes):
+            if node not in losing:
+                continue
             try:
                 keys, sizes, items, complete = backend.enumerate(conns[node])
             except (OSError, _MemcachedError) as e:
@@ -800,7 +819,7 @@ def _migrate(backend: _Backend, old: Any, new: Any, *, dry_run: bool, delete: bo
                 continue
             was = old.get_indices(route)
             now = np.asarray(new.get_indices(route))
-            names = np.asarray(new_nodes + (None,), dtype=object)
+            names = np.asarray(new_nodes, dtype=object)
             here = was == si
             src.strays = int((~here).sum())
             now_names = names[now]
