@@ -18,8 +18,9 @@ What it does, for each server of the old layout that can lose keys (every one, u
 exact analysis of two rings that hash keys alike, ``analysis.movement``, shows that it loses
 nothing, as the other servers in a weight increase):
 
-1. enumerates its keys: memcached with ``lru_crawler metadump hash`` (the hash-table walk: on
-   memcached 1.6.18 ``metadump all`` can miss half of a fresh server's keys), after
+1. enumerates its keys: memcached with ``lru_crawler metadump hash`` (the hash-table walk,
+   which LRU reordering and locking cannot make skip an item as the LRU walk ``metadump
+   all`` can; servers without it fall back to ``metadump all``), after
    ``lru_crawler crawl all`` has reclaimed expired items, and checks the listing against the
    server's ``curr_items`` (``SourceReport.complete``; up to three attempts); Redis with
    ``SCAN``, checked against ``DBSIZE``;
