@@ -689,9 +689,12 @@ def test_cli_migrate_redis_and_errors(tmp_path: Any) -> None:
     with redis_servers(3) as ports:
         names = _names(ports)
         _fill_redis(HashRing(names[:2]), 2000)
-        (tmp_path / "new.txt").write_text("\n".join(names) + "\n")
-        r = _cli("redis", "--from", ",".join(names[:2]), "--to", f"@{tmp_path / 'new.txt'}",
-                 "--json")
+        from consistent_hash import ringfile
+
+        ringfile.save(HashRing(names[:2]), tmp_path / "old.json")  # a ring file
+        (tmp_path / "new.txt").write_text("\n".join(names) + "\n")  # a node list file
+        r = _cli("redis", "--from", str(tmp_path / "old.json"), "--to",
+                 f"@{tmp_path / 'new.txt'}", "--json")
         assert r.returncode == 0, r.stderr
         d = json.loads(r.stdout)
         assert d["ok"] and d["totals"]["copied"] == d["totals"]["moved"] > 0
