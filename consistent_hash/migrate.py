@@ -493,9 +493,15 @@ class _MemcachedBackend(_Backend):
         conn = _Memcached(address, self.timeout)
         try:
             stats = conn.stats()
+            conn.sock.sendall(b"mn\r\n")
+            meta = conn._line() == b"MN"
         except BaseException:
             conn.close()
             raise
+        if not meta:
+            conn.close()
+            raise MigrationError(f"memcached server {node} (version {stats.get('version', '?')})"
+                                 " has no meta commands: memcached >= 1.6 is needed")
         if "time" in stats:
             self.clock[id(conn)] = float(stats["time"]) - time.time()
         return conn
@@ -788,6 +794,8 @@ def _migrate(backend: _Backend, old: Any, new: Any, *, dry_run: bool, delete: bo
     def connect(node: str, address: Address) -> Any:
         try:
             return backend.connect(node, address)
+        except MigrationError:
+            raise
         except Exception as e:
             raise MigrationError(f"cannot reach {backend.name} server {node}: "
                                  f"{_error_text(e)}") from None

@@ -90,6 +90,40 @@ def test_unreachable_server_is_one_error(migrate: Callable[..., MigrationReport]
         migrate(HashRing([f"{HOST}:{port}"]), HashRing([f"{HOST}:{port}", f"{HOST}:1"]))
 
 
+def test_memcached_without_meta_commands_is_refused() -> None:
+    """A server that answers "ERROR" to the meta no-op (memcached < 1.6) is named in one
+    error before anything is read or written (a fake server here, on 127.0.0.1)."""
+    import threading
+
+    listener = socket.socket()
+    listener.bind((HOST, 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn, conn.makefile("rb") as f:
+                for line in f:
+                    if line.startswith(b"stats"):
+                        conn.sendall(b"STAT version 1.4.25\r\nSTAT curr_items 0\r\nEND\r\n")
+                    else:
+                        conn.sendall(b"ERROR\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(MigrationError, match=rf"memcached server {HOST}:{port} \(version "
+                           r"1.4.25\) has no meta commands: memcached >= 1.6 is needed"):
+            migrate_memcached(HashRing([f"{HOST}:{port}"]), HashRing([f"{HOST}:1"]))
+    finally:
+        listener.close()
+        thread.join(5)
+
+
 # -- memcached -------------------------------------------------------------------------------
 
 pymemcache = pytest.importorskip("pymemcache")
