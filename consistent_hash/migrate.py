@@ -513,7 +513,8 @@ class _MemcachedBackend(_Backend):
     def enumerate(self, conn: Any) -> tuple[list[bytes], list[int], int, bool]:
         best: tuple[list[bytes], list[int], int, bool] = ([], [], 0, False)
         for _ in range(3):
-            deadline = time.monotonic() + max(30.0, 3 * self.timeout)
+            # (a crawl of a large server takes a while: the crawler may stay busy)
+            deadline = time.monotonic() + max(300.0, 3 * self.timeout)
             # Reclaim expired and flushed items first: curr_items counts them, the dump
             # does not list them.
             conn.crawler(b"crawl all", deadline)
