@@ -37,12 +37,15 @@ nothing, as the other servers in a weight increase):
 
 Policy for concurrent writes: a copy never overwrites. A key the application wrote to the new
 owner during the copy (memcached answers ``NS`` to the add, Redis ``BUSYKEY``) keeps the
-application's value and is counted as ``skipped``. A key the application rewrites on the *old*
-owner after it was copied and before the clients switch is not carried over again (the copy is
-a snapshot); with memcached, where CAS makes it cheap, each batch is checked after its copy: a
-source item whose CAS changed meanwhile has its copy removed from the target (only if the
-target still holds our copy, by CAS), so the client misses and refills instead of reading the
-older value (``invalidated``).
+application's value and is counted as ``skipped``. A key the application rewrites on its *old*
+owner while its batch is copied is caught by a check after the batch: a source key changed
+since it was read (memcached: its CAS; Redis: its DUMP, which costs a second DUMP of each
+copied key) has its copy taken off the target again, only if the target still holds our copy
+(memcached: by CAS; Redis: a script comparing DUMPs), so a client misses and refills rather
+than reads the older value, and a second pass copies the newer one (``invalidated``). A key
+rewritten on its old owner after its batch and before the clients switch keeps the older copy
+on the new owner: switch soon after the copy (writes that delete or overwrite cache entries
+after the switch are unaffected).
 
 Options: ``dry_run`` (scan and route only: the report of what would move, nothing is read or
 written beyond the listings), ``delete`` (remove each moved key from its old owner once its
@@ -705,12 +708,15 @@ class _RedisBackend(_Backend):
         pipe = dst.pipeline(transaction=False)
         for key, ttl, payload in items:
             pipe.restore(key, ttl, payload)  # no REPLACE: never overwrite
+            pipe.dump(key)  # our copy as the target serializes it (its encoding may differ)
         try:
             results = pipe.execute(raise_on_error=False)
         except (OSError, redis.RedisError) as e:
             raise _Aborted("target", [k for k, _, _ in items], e) from e
         done: list[tuple[bytes, bytes]] = []
-        for (key, _, payload), r in zip(items, results, strict=True):
+        stored: list[tuple[bytes, bytes, Any]] = []  # key, payload read, the target's DUMP
+        for i, (key, _, payload) in enumerate(items):
+            r, mine = results[2 * i], results[2 * i + 1]
             if isinstance(r, Exception):
                 if "BUSYKEY" in str(r):
                     pair.skipped += 1
@@ -720,7 +726,32 @@ class _RedisBackend(_Backend):
             else:
                 pair.copied += 1
                 pair.bytes += len(payload)
-                done.append((key, payload))
+                stored.append((key, payload, mine))
+        # A source key rewritten since it was read: take our (older) copy back off the target
+        # if it still holds it, so a second pass after the switch copies the newer value.
+        if stored:
+            pipe = src.pipeline(transaction=False)
+            for key, _, _ in stored:
+                pipe.dump(key)
+            try:
+                now = pipe.execute(raise_on_error=False)
+            except (OSError, redis.RedisError) as e:
+                raise _Aborted("source", [], e) from e
+            changed = [(k, mine) for (k, payload, mine), n in zip(stored, now, strict=True)
+                       if n != payload and isinstance(mine, bytes)]
+            gone: set[bytes] = set()
+            if changed:
+                pipe = dst.pipeline(transaction=False)
+                for key, mine in changed:
+                    pipe.eval(_DELETE_IF_UNCHANGED, 1, key, mine)
+                try:
+                    removed = pipe.execute(raise_on_error=False)
+                except (OSError, redis.RedisError) as e:
+                    raise _Aborted("target", [], e) from e
+                gone = {k for (k, _), r in zip(changed, removed, strict=True) if r == 1}
+                pair.invalidated += len(gone)
+                pair.copied -= len(gone)
+            done += [(k, payload) for k, payload, _ in stored if k not in gone]
         if delete and done:
             pipe = src.pipeline(transaction=False)
             for key, payload in done:

@@ -605,10 +605,13 @@ def test_redis_migration(scenario: str) -> None:
         assert report.copied == moved - 1 and report.skipped == 1 and report.failed == 0
         assert {p: r.moved for p, r in report.pairs.items()} == \
                {p: len(v) for p, v in pairs.items()}
-        # Only the moving keys were read (DUMP), from their old owners.
+        # Only the moving keys were read (DUMP), from their old owners: once to copy, once to
+        # check that they did not change meanwhile (not the skipped one); and each target
+        # dumped each key it was sent (the copy as it holds it).
         for n in names:
             out = sum(len(v) for (s, _), v in pairs.items() if s == n)
-            assert _calls(n, "dump") - dumps_before[n] == out
+            into = sum(len(v) for (_, t), v in pairs.items() if t == n)
+            assert _calls(n, "dump") - dumps_before[n] == 2 * out - (n == last[0]) + into
         elapsed = time.monotonic() - t0  # from the first snapshot to the second
         after = _redis_state(new, raw)
         old_after = _redis_state(old, raw)
@@ -652,7 +655,7 @@ def test_redis_failing_target_leaves_sources_intact() -> None:
         assert all(state[k][0] == before[k][0] for k in raw)
 
 
-def test_redis_delete_keeps_a_value_rewritten_since_it_was_read(monkeypatch: Any) -> None:
+def test_redis_source_rewritten_during_the_copy(monkeypatch: Any) -> None:
     """delete=True removes a moved key from its old owner only if it still holds the value
     that was copied."""
     with redis_servers(3) as ports:
@@ -672,10 +675,19 @@ def test_redis_delete_keeps_a_value_rewritten_since_it_was_read(monkeypatch: Any
 
         monkeypatch.setattr(redis.client.Pipeline, "restore", restore)
         report = migrate_redis(old, new, delete=True)
-        assert report.ok and report.copied == report.moved > 0
+        # the older copy was taken back off the target, and the source keeps the newer value
+        assert report.ok and report.copied == report.moved - 1 and report.invalidated == 1
         assert report.deleted == report.moved - 1
         (key,) = victims
         c = redis.Redis(*parse_address(old.get(key)))
+        assert c.get(key) == b"newer"
+        c.close()
+        c = redis.Redis(*parse_address(new.get(key)))
+        assert c.exists(key) == 0
+        c.close()
+        again = migrate_redis(old, new)  # a second pass copies the newer value
+        assert again.copied == 1 and again.skipped == again.moved - 1
+        c = redis.Redis(*parse_address(new.get(key)))
         assert c.get(key) == b"newer"
         c.close()
         moved = [k for k in data["keys"] if old.get(k) != new.get(k)]
