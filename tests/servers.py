@@ -79,6 +79,47 @@ def memcached_servers(n: int, memory_mb: int = 16) -> AbstractContextManager[lis
     return _servers.memcached_servers(n, memory_mb)
 
 
+def redis_servers(n: int) -> AbstractContextManager[list[int]]:
+    """n standalone redis-server processes on 127.0.0.1 (no persistence); yields their
+    ports."""
+    require("redis-server")
+    return _servers.redis_servers(n)
+
+
+@contextmanager
+def killable_server(binary: str, memory_mb: int = 64
+                    ) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """One memcached or standalone redis-server on 127.0.0.1, yielding (port, process) so a
+    test can kill it mid-run; stopped on exit if still running."""
+    path = require(binary)
+
+    def launch() -> tuple[int, subprocess.Popen[bytes]]:
+        (port,) = free_ports(1)
+        if binary == "memcached":
+            args = ["-l", HOST, "-p", str(port), "-U", "0", "-m", str(memory_mb), "-t", "1"]
+            if hasattr(os, "geteuid") and os.geteuid() == 0:
+                args += ["-u", "nobody"]
+        else:
+            args = ["--bind", HOST, "--port", str(port), "--save", "", "--appendonly", "no",
+                    "--dir", tempfile.gettempdir()]
+        return port, subprocess.Popen([path, *args], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+
+    for _ in range(5):
+        port, proc = launch()
+        try:
+            wait_port(port, proc)
+            break
+        except RuntimeError:
+            stop([proc])
+    else:
+        raise RuntimeError(f"could not start {binary}")
+    try:
+        yield port, proc
+    finally:
+        stop([proc])
+
+
 @contextmanager
 def redis_cluster_server() -> Iterator[int]:
     """One redis-server with --cluster-enabled yes (enough for CLUSTER KEYSLOT)."""

@@ -6,7 +6,9 @@
   assign     route keys (text lines, CSV, Parquet) to nodes: key,node
   inspect    summarise a ring file
   ring       write a ring file for a node list
-  demo       demo memcached: real servers, a join and a loss, hit rates ring vs modulo
+  migrate    migrate memcached|redis --from OLD --to NEW: copy the keys a resize moves
+  demo       demo memcached: real servers, a join and a loss, hit rates ring vs modulo;
+             demo resize: the hit rate through a resize, with and without migrate
 
 A layout is a ring file (see consistent_hash.ringfile) or a node list: "a,b,c",
 "a:2,b:1" (name:weight), or "@path" to a file with one "name [weight]" per line.
@@ -21,7 +23,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from consistent_hash import __version__
-from consistent_hash.cli import assign, demo, inspect, plan, ring, simulate
+from consistent_hash.cli import assign, demo, inspect, migrate, plan, ring, simulate
 from consistent_hash.cli._common import Parser, Subparsers, UserError
 
 
@@ -36,7 +38,8 @@ class _Subcommand(Protocol):
 
 
 # In the order --help lists them; a new subcommand is a module plus its line here.
-SUBCOMMANDS: tuple[_Subcommand, ...] = (simulate, plan, assign, inspect, demo, ring)
+SUBCOMMANDS: tuple[_Subcommand, ...] = (simulate, plan, assign, inspect, migrate, demo,
+                                         ring)
 COMMANDS = tuple(m.NAME for m in SUBCOMMANDS)
 DEFAULT = simulate.NAME  # what runs when no subcommand is named; it takes its options directly
 

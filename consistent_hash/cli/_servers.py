@@ -1,7 +1,7 @@
 """Start and stop local memcached / redis-server processes on 127.0.0.1 (free ports).
 
-Used by ``python -m consistent_hash demo memcached`` and by the tests. Every server binds only
-to the loopback address and is stopped when the context exits.
+Used by ``python -m consistent_hash demo memcached`` / ``demo resize`` and by the tests.
+Every server binds only to the loopback address and is stopped when the context exits.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 
-__all__ = ["ServerError", "free_port", "memcached_servers", "stop", "wait_port"]
+__all__ = ["ServerError", "free_port", "memcached_servers", "redis_servers", "stop", "wait_port"]
 
 
 class ServerError(RuntimeError):
@@ -93,3 +94,11 @@ def memcached_servers(count: int, memory_mb: int = 64) -> contextlib.AbstractCon
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # memcached refuses root without -u
         args += ["-u", "root"]
     return servers("memcached", count, args)
+
+
+def redis_servers(count: int) -> contextlib.AbstractContextManager[list[int]]:
+    """``count`` standalone redis-server processes on 127.0.0.1, without persistence (no RDB,
+    no AOF, in the system's temporary directory); yields their ports."""
+    args = ["--bind", "127.0.0.1", "--port", "{port}", "--save", "", "--appendonly", "no",
+            "--protected-mode", "yes", "--dir", tempfile.gettempdir()]
+    return servers("redis-server", count, args)
