@@ -21,7 +21,7 @@ from cpython.long cimport PyLong_Check
 from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_Check
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 import operator
@@ -185,15 +185,23 @@ cdef class _KeySource:
                                                 K_OFFSETS32, K_OFFSETS64, K_VIEWS)
 
     cdef Py_ssize_t fill_nogil(self, _Hasher h, Py_ssize_t s, Py_ssize_t e,
-                               uint64_t *out, uint8_t *scratch) noexcept nogil:
+                               uint64_t *out, uint8_t *scratch,
+                               PyObject **items) noexcept nogil:
         """fill() for buffer-backed layouts without the GIL; returns -1 when done, or the
-        position of a key that needs Python (fill() then handles the chunk)."""
+        position of a key that needs Python (fill() then handles the chunk).
+
+        K_OBJECTS (a built-in hash, no raw_ints) only from the parallel driver: items is the
+        object vector, read while the calling thread holds the GIL (see _pipeline.pxi); the
+        kernel declines whatever needs Python (big ints, non-compact str, other types)."""
         cdef Py_ssize_t j
         cdef int hid = h.hid
         cdef uint64_t seed = h.seed
         if h.raw_ints and (self.kind == K_INT64 or self.kind == K_UINT64):
             memcpy(out, self.data + 8 * s, (e - s) * 8)
             return -1
+        if self.kind == K_OBJECTS:
+            j = ch_hash_objects(items + s, 0, e - s, hid, seed, out, scratch)
+            return -1 if j == e - s else s + j
         if self.kind == K_UCS4:
             j = ch_hash_ucs4(<const uint32_t *>self.data, self.width, s, e, hid, seed, out,
                              scratch, CH_SCRATCH)

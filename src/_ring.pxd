@@ -50,6 +50,19 @@ cdef extern from "ch_keys.h" nogil:
                             uint64_t seed, uint64_t *out)
     size_t ch_u64_dec(uint64_t v, uint8_t *out)
 
+# The worker pool of batch calls split over cores (_pipeline.pxi).
+cdef extern from "ch_threads.h" nogil:
+    enum:
+        CH_MAX_WORKERS
+        CH_GIL_BUILD
+    ctypedef int64_t ch_counter
+    ctypedef void (*ch_job_fn)(void *ctx) noexcept nogil
+    ctypedef struct ch_job:
+        int want
+    int64_t ch_claim(ch_counter *c)
+    int ch_pool_start(ch_job *job, ch_job_fn fn, void *ctx, int k)
+    void ch_pool_finish(ch_job *job)
+
 # The compatibility hashes' building blocks (ketama points).
 cdef extern from "ch_compat_hash.h" nogil:
     void ch_md5(const uint8_t *p, size_t n, uint8_t *out)

@@ -170,6 +170,9 @@ CH_KERNEL Py_ssize_t ch__objects(ch_hfn H, PyObject *const *items, Py_ssize_t st
         PyObject *o = items[i];
         PyTypeObject *t = Py_TYPE(o);
         if (CH_LIKELY(t == &PyUnicode_Type) || PyUnicode_Check(o)) {
+            /* A non-compact str (a str subclass's instance, a legacy string) goes to the
+             * caller: only a compact str's bytes are read in place, also by worker threads. */
+            if (CH_UNLIKELY(!PyUnicode_IS_COMPACT(o))) return i;
             Py_ssize_t len = PyUnicode_GET_LENGTH(o);
             if (CH_LIKELY(PyUnicode_IS_ASCII(o))) {
                 out[i] = H((const uint8_t *)PyUnicode_DATA(o), (size_t)len, seed);
