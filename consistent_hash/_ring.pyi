@@ -126,7 +126,8 @@ class _Router:
 # --- src/_pipeline.pxi: the batch entry points (one chunk driver) ---
 
 def _set_parallel_min(n: int) -> int:
-    """Batches of at least n keys may be split over threads; returns the old value."""
+    """Batches of at least n keys (2n already hashed) may be split over threads; returns
+    the old value."""
 def _get_parallel_min() -> int:
     """The smallest batch that may be split over threads."""
 

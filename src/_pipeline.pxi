@@ -45,17 +45,22 @@ cdef enum:
     MODE_REPLICAS = 1
     MODE_HASH = 2
 
-# Batches below this many keys stay on the calling thread (waking a worker costs tens of
-# microseconds; measured with bench/bench_threads.py --threshold).  A private hook
-# (_set_parallel_min) lowers it in tests.
-cdef Py_ssize_t _par_min = 65536
+# Batches below this many keys stay on the calling thread: waking a worker and collecting
+# its chunk costs some 10-20 us.  Measured with `bench/bench_threads.py --threshold` on the
+# 2-core machine, 2 threads against 1: strings (NumPy U / S, Arrow, a list) break even near
+# 8,192 keys and gain 1.5-1.6x at 32,768; pre-hashed uint64 (~2 ns a key) break even near
+# 32,768 and gain 1.5x at 65,536, so keys already hashed need twice the batch.  With the
+# other core busy, 32,768 keys cost at most ~5%.  A private hook (_set_parallel_min) lowers
+# it in tests.
+cdef Py_ssize_t _par_min = 32768
 
 cdef enum:
     _SLOT_BYTES = 8 * CHUNK + CH_SCRATCH    # one participant's buffers: hashes, scratch
 
 
 def _set_parallel_min(Py_ssize_t n):
-    """Batches of at least n keys (n >= 1) may be split over threads; returns the old value."""
+    """Batches of at least n keys (n >= 1; 2n keys already hashed) may be split over threads;
+    returns the old value."""
     global _par_min
     if n < 1:
         raise ValueError(f"the parallel threshold must be >= 1, got {n}")
@@ -232,7 +237,7 @@ cdef int drive(_KeySource src, _Hasher h, _Router core, int mode, uint32_t r,
 cdef int drive_hashes(_Router core, int mode, uint32_t r, const uint64_t *hashes,
                       Py_ssize_t m, void *out, int threads) except -1:
     """Keys already hashed -> out by mode (ROUTE or REPLICAS), over threads when it pays."""
-    if threads > 1 and m >= _par_min and m > CHUNK:
+    if threads > 1 and m >= 2 * _par_min and m > CHUNK:
         return drive_par(None, core.hasher, core, mode, r, out, hashes, m, threads)
     with nogil:
         if mode == MODE_ROUTE:

@@ -58,13 +58,16 @@ static void ch_broadcast(ch_cond *c) { pthread_cond_broadcast(c); }
 #endif
 
 /* The chunk counter: claim the next chunk index (relaxed ordering is enough: the chunks'
- * data are published by the pool's mutex at start and collected by it at finish). */
+ * data are published by the pool's mutex at start and collected by it at finish).  A
+ * register-sized counter, lock-free on every target (no libatomic on 32-bit ARM or x86). */
 #if defined(_MSC_VER) && !defined(__clang__)
-typedef volatile __int64 ch_counter;
-static int64_t ch_claim(ch_counter *c) { return (int64_t)_InterlockedExchangeAdd64(c, 1); }
+typedef volatile long ch_counter;
+static int64_t ch_claim(ch_counter *c) { return (int64_t)_InterlockedExchangeAdd(c, 1); }
 #else
-typedef int64_t ch_counter;
-static int64_t ch_claim(ch_counter *c) { return __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }
+typedef intptr_t ch_counter;
+static int64_t ch_claim(ch_counter *c) {
+    return (int64_t)__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
 #endif
 
 /* Python objects may be read by workers only while the calling thread holds the GIL (see
