@@ -130,6 +130,8 @@ def _set_parallel_min(n: int) -> int:
     the old value."""
 def _get_parallel_min() -> int:
     """The smallest batch that may be split over threads."""
+def _parallel_runs() -> int:
+    """How many batches have been split over threads in this process (a test hook)."""
 
 _Keys = list[Any] | tuple[Any, ...] | npt.NDArray[Any] | _KeySource
 

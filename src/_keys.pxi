@@ -190,9 +190,10 @@ cdef class _KeySource:
         """fill() for buffer-backed layouts without the GIL; returns -1 when done, or the
         position of a key that needs Python (fill() then handles the chunk).
 
-        K_OBJECTS (a built-in hash, no raw_ints) only from the parallel driver: items is the
-        object vector, read while the calling thread holds the GIL (see _pipeline.pxi); the
-        kernel declines whatever needs Python (big ints, non-compact str, other types)."""
+        K_OBJECTS (a built-in hash) only from the parallel driver: items is the object vector,
+        read while the calling thread holds the GIL (see _pipeline.pxi); the kernel declines
+        whatever needs Python (big ints, non-compact str, other types); with raw_ints the
+        exact ints then take their own value, as fill() gives them."""
         cdef Py_ssize_t j
         cdef int hid = h.hid
         cdef uint64_t seed = h.seed
@@ -201,7 +202,11 @@ cdef class _KeySource:
             return -1
         if self.kind == K_OBJECTS:
             j = ch_hash_objects(items + s, 0, e - s, hid, seed, out, scratch)
-            return -1 if j == e - s else s + j
+            if j != e - s:
+                return s + j
+            if h.raw_ints:
+                ch_raw_int_objects(items + s, e - s, out)
+            return -1
         if self.kind == K_UCS4:
             j = ch_hash_ucs4(<const uint32_t *>self.data, self.width, s, e, hid, seed, out,
                              scratch, CH_SCRATCH)

@@ -23,7 +23,7 @@
 # - buffer-backed sources (NumPy U / S / integer arrays, Arrow buffers, pre-hashed uint64):
 #   plain memory, kept alive by the source the caller holds; the caller releases the GIL for
 #   the whole parallel run, as the serial path does.
-# - a list, tuple or object array (K_OBJECTS, a built-in hash, no raw_ints): the calling thread
+# - a list, tuple or object array (K_OBJECTS, a built-in hash): the calling thread
 #   keeps the GIL for the whole parallel run, waiting for its workers passively while holding
 #   it, and runs no Python code meanwhile (no Python call, no allocation that could collect,
 #   no GIL release).  So no Python code anywhere in the process runs while workers read the
@@ -35,8 +35,7 @@
 # - a free-threaded CPython (Py_GIL_DISABLED) has no GIL to hold, so other threads could
 #   mutate the list or drop its items while workers read them: there, object sources always
 #   take the serial path (CH_GIL_BUILD is 0); buffer-backed sources still go parallel.
-# Not parallel (serial whatever threads= says): a hash callable (Python code per key), raw_ints
-# over a list of objects (JumpHash / MementoHash integer keys through operator.index), and
+# Not parallel (serial whatever threads= says): a hash callable (Python code per key) and
 # narrow integer arrays (widened chunk by chunk through NumPy).
 
 cdef enum:
@@ -72,6 +71,14 @@ def _set_parallel_min(Py_ssize_t n):
 def _get_parallel_min():
     """The smallest batch that may be split over threads."""
     return _par_min
+
+
+cdef Py_ssize_t _par_runs = 0     # batches split over threads so far (tests read it)
+
+
+def _parallel_runs():
+    """How many batches have been split over threads in this process (a test hook)."""
+    return _par_runs
 
 
 cdef struct _Par:
@@ -131,6 +138,7 @@ cdef void _par_run(_Par *j, int workers) noexcept nogil:
 cdef int drive_par(_KeySource src, _Hasher h, _Router core, int mode, uint32_t r, void *out,
                    const uint64_t *hashes, Py_ssize_t n, int threads) except -1:
     """drive() over threads participants (see the header); src is None with hashes."""
+    global _par_runs
     cdef _Par j
     cdef int64_t nchunks = (n + CHUNK - 1) // CHUNK
     cdef int workers = <int>min(<int64_t>threads, nchunks, <int64_t>CH_MAX_WORKERS + 1) - 1
@@ -154,6 +162,7 @@ cdef int drive_par(_KeySource src, _Hasher h, _Router core, int mode, uint32_t r
     try:
         if j.bufs == NULL or j.deferred == NULL:
             raise MemoryError()
+        _par_runs += 1
         if objects:
             _par_run(&j, workers)  # with the GIL held throughout: see the header
         else:
@@ -186,7 +195,7 @@ cdef bint _parallel(_KeySource src, _Hasher h, Py_ssize_t n, int threads):
         return False
     if src.buffer_backed(h):
         return True
-    return (CH_GIL_BUILD and src.kind == K_OBJECTS and h.func is None and not h.raw_ints)
+    return CH_GIL_BUILD and src.kind == K_OBJECTS and h.func is None
 
 
 cdef int drive(_KeySource src, _Hasher h, _Router core, int mode, uint32_t r,

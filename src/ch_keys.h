@@ -206,6 +206,18 @@ static inline Py_ssize_t ch_hash_objects(PyObject *const *items, Py_ssize_t star
     CH_DISPATCH(hid, ch__objects, items, start, n, seed, out, scratch)
 }
 
+/* raw_ints over items[0 .. n) that ch_hash_objects hashed whole: each exact int takes its own
+ * 64-bit two's-complement value (ch_hash_objects declined every int beyond a long long, and
+ * every int subclass, bool included).  Reads only the ints' digits: workers may run it. */
+static inline void ch_raw_int_objects(PyObject *const *items, Py_ssize_t n, uint64_t *out) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (Py_TYPE(items[i]) == &PyLong_Type) {
+            int overflow = 0;
+            out[i] = (uint64_t)PyLong_AsLongLongAndOverflow(items[i], &overflow);
+        }
+    }
+}
+
 /* Length of s[0 .. w) without its trailing NUL bytes, a word at a time. */
 static inline size_t ch_trim_nuls(const uint8_t *s, size_t w) {
     size_t len = w;

@@ -174,10 +174,16 @@ def same(a: Any, b: Any) -> None:
 # identical results
 # --------------------------------------------------------------------------------------------
 
+
+
 @pytest.mark.parametrize(("spec", "name"), params(CONTAINERS, ROUTERS))
 def test_batch_calls_identical_for_every_thread_count(spec: RouterSpec, name: str) -> None:
     r = router(spec)
     keys = build(spec, name, CONTAINERS)
+    runs = _ring._parallel_runs()
+    r.get_indices(keys, threads=2)
+    went_parallel = _ring._parallel_runs() > runs
+    assert went_parallel == (name != "np_int32")  # narrow ints stay serial
     idx = r.get_indices(keys, threads=1)
     names = r.get_many(keys, threads=1)
     hashes = r.hash_many(keys, threads=1)
@@ -440,6 +446,44 @@ def test_default_is_usable_cores_or_the_environment() -> None:
     out, err = _default_in_subprocess("zero")
     assert out.split("\n")[0].split()[0] == out.split("\n")[0].split()[1]
     assert "CONSISTENT_HASH_THREADS" in err
+
+
+def test_serial_below_the_threshold_and_for_one_thread() -> None:
+    r = HashRing(["a", "b", "c"])
+    keys = str_keys()
+    runs = _ring._parallel_runs()
+    r.get_indices(keys, threads=1)
+    r.get_indices(keys[:2048], threads=2)  # one chunk
+    old = _ring._set_parallel_min(N + 1)
+    try:
+        r.get_indices(keys, threads=2)
+        r.lookup(r.hash_many(keys, threads=1), threads=2)
+    finally:
+        _ring._set_parallel_min(old)
+    assert _ring._parallel_runs() == runs
+    r.get_indices(keys, threads=2)
+    assert _ring._parallel_runs() == runs + 1
+
+
+def test_dask_tasks_take_threads() -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    import dask
+
+    from consistent_hash.integrations import dask as chd
+
+    assert chd._task_threads(None) == 1 and chd._task_threads(3) == 3
+    with pytest.raises(TypeError, match="threads"):
+        chd._task_threads("2")
+    ring = HashRing(["a", "b", "c"])
+    keys = str_keys()
+    ddf = dd.from_pandas(pd.DataFrame({"k": keys}), npartitions=2)
+    with dask.config.set(scheduler="sync"):
+        got = chd.assign_indices(ddf["k"], ring, threads=2).compute()
+        names = chd.assign(ddf["k"], ring).compute()
+    assert got.tolist() == ring.get_indices(keys, threads=1).tolist()
+    assert names.astype(str).tolist() == ring.get_many(keys, threads=1).tolist()
+    with pytest.raises(ValueError, match="threads"):
+        chd.assign(ddf["k"], ring, threads=0)
 
 
 def test_threshold_hook() -> None:
