@@ -174,11 +174,14 @@ cdef class _KeySource:
     cdef const uint8_t *data2
     cdef Py_ssize_t width
     cdef const uint8_t *data3
+    cdef bint signed_ints       # K_INT_CONVERT: signed (width: the itemsize, 1, 2 or 4)
     cdef list nulls             # positions of missing values, when the caller allows them
     cdef bint hint              # a missing key's error suggests nulls="none"
 
     cdef bint buffer_backed(self, _Hasher h):
         """Keys read from buffers alone, so a whole batch can run without the GIL."""
+        if self.kind == K_INT_CONVERT:
+            return self.data != NULL and (h.raw_ints or h.func is None)
         if h.raw_ints and (self.kind == K_INT64 or self.kind == K_UINT64):
             return True
         return h.func is None and self.kind in (K_UCS4, K_FIXED_BYTES, K_INT64, K_UINT64,
@@ -199,6 +202,15 @@ cdef class _KeySource:
         cdef uint64_t seed = h.seed
         if h.raw_ints and (self.kind == K_INT64 or self.kind == K_UINT64):
             memcpy(out, self.data + 8 * s, (e - s) * 8)
+            return -1
+        if self.kind == K_INT_CONVERT:
+            # Widened into scratch (CH_SCRATCH holds a chunk of int64), then as K_INT64.
+            ch_widen_ints(self.data + s * self.width, <int>self.width, self.signed_ints, e - s,
+                          <int64_t *>scratch)
+            if h.raw_ints:
+                memcpy(out, scratch, (e - s) * 8)
+            else:
+                ch_hash_i64(<const int64_t *>scratch, e - s, hid, seed, out)
             return -1
         if self.kind == K_OBJECTS:
             j = ch_hash_objects(items + s, 0, e - s, hid, seed, out, scratch)
@@ -392,8 +404,12 @@ cdef _KeySource _source_from_array(object a):
         a = np.require(a, np.uint64, ["C", "A"])
         src.kind = K_UINT64
     elif kind in (b'i', b'u'):
+        # Narrower integers: widened to int64 a chunk at a time, in C when the array is
+        # contiguous, aligned and native (data set below), through NumPy otherwise.
         src.kind = K_INT_CONVERT
         src.arr = a
+        src.width = a.dtype.itemsize
+        src.signed_ints = kind == b'i'
     elif kind == b'T':
         return _source_from_array(a.astype(object))
     else:
@@ -401,7 +417,8 @@ cdef _KeySource _source_from_array(object a):
             f"unsupported key array dtype {a.dtype}: use str (U, T), bytes (S), object "
             "or integer arrays; for keys already hashed to uint64 use lookup()")
     src.keep = a
-    if src.kind != K_INT_CONVERT and a.size:
+    if a.size and (src.kind != K_INT_CONVERT or (a.flags.c_contiguous and a.flags.aligned
+                                                and a.dtype.isnative)):
         src.data = <const uint8_t *><uintptr_t>a.__array_interface__["data"][0]
     return src
 

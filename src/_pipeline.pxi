@@ -36,7 +36,8 @@
 #   mutate the list or drop its items while workers read them: there, object sources always
 #   take the serial path (CH_GIL_BUILD is 0); buffer-backed sources still go parallel.
 # Not parallel (serial whatever threads= says): a hash callable (Python code per key) and
-# narrow integer arrays (widened chunk by chunk through NumPy).
+# narrow integer arrays that are strided, unaligned or byte-swapped (widened chunk by chunk
+# through NumPy; contiguous ones are widened in C).
 
 cdef enum:
     CHUNK = 2048            # keys per chunk: the hashes stay in L1 between the two stages

@@ -218,6 +218,23 @@ static inline void ch_raw_int_objects(PyObject *const *items, Py_ssize_t n, uint
     }
 }
 
+/* Narrow integers v[0 .. m) (itemsize 1, 2 or 4, signed or not, native order, aligned)
+ * widened to int64 into w. */
+static inline void ch_widen_ints(const uint8_t *v, int itemsize, int is_signed, Py_ssize_t m,
+                                 int64_t *w) {
+    Py_ssize_t i;
+    if (itemsize == 1) {
+        if (is_signed) for (i = 0; i < m; i++) w[i] = ((const int8_t *)v)[i];
+        else for (i = 0; i < m; i++) w[i] = ((const uint8_t *)v)[i];
+    } else if (itemsize == 2) {
+        if (is_signed) for (i = 0; i < m; i++) w[i] = ((const int16_t *)v)[i];
+        else for (i = 0; i < m; i++) w[i] = ((const uint16_t *)v)[i];
+    } else {
+        if (is_signed) for (i = 0; i < m; i++) w[i] = ((const int32_t *)v)[i];
+        else for (i = 0; i < m; i++) w[i] = ((const uint32_t *)v)[i];
+    }
+}
+
 /* Length of s[0 .. w) without its trailing NUL bytes, a word at a time. */
 static inline size_t ch_trim_nuls(const uint8_t *s, size_t w) {
     size_t len = w;

@@ -104,6 +104,13 @@ CONTAINERS: dict[str, tuple[str, Callable[[], Any]]] = {
     "np_int64": ("int", lambda: np.array(int_keys()[:2500] + int_keys()[2501:7777], np.int64)),
     "np_uint64": ("int", lambda: np.array([k % 2**64 for k in int_keys()], np.uint64)),
     "np_int32": ("int", lambda: np.arange(-N // 2, N // 2, dtype=np.int32)),
+    "np_int8": ("int", lambda: (np.arange(N) % 256 - 128).astype(np.int8)),
+    "np_uint16": ("int", lambda: (np.arange(N) * 7).astype(np.uint16)),
+    "np_uint32": ("int", lambda: (np.arange(N, dtype=np.uint64) * 2654435761 % 2**32
+                                  ).astype(np.uint32)),
+    # strided or byte-swapped narrow ints: widened through NumPy, on the calling thread
+    "np_int16_strided_serial": ("int", lambda: np.arange(-N, N, dtype=np.int16)[::2]),
+    "np_int32_swapped_serial": ("int", lambda: np.arange(N, dtype=">i4")),
     "pa_string": ("str", lambda: pa.array(str_keys(), pa.string())),
     "pa_large_string": ("str", lambda: pa.array(str_keys(), pa.large_string())),
     "pa_string_view": ("str", lambda: pa.array(str_keys(), pa.string_view())),
@@ -183,7 +190,7 @@ def test_batch_calls_identical_for_every_thread_count(spec: RouterSpec, name: st
     runs = _ring._parallel_runs()
     r.get_indices(keys, threads=2)
     went_parallel = _ring._parallel_runs() > runs
-    assert went_parallel == (name != "np_int32")  # narrow ints stay serial
+    assert went_parallel != name.endswith("_serial")
     idx = r.get_indices(keys, threads=1)
     names = r.get_many(keys, threads=1)
     hashes = r.hash_many(keys, threads=1)
