@@ -83,9 +83,9 @@ def _parallel_runs():
 
 
 cdef struct _Par:
-    PyObject *src               # the _KeySource (NULL with hashes)
+    PyObject *src               # the _KeySource (None with hashes)
     PyObject *h                 # its _Hasher
-    PyObject *core              # the _Router (NULL in MODE_HASH)
+    PyObject *core              # the _Router (None in MODE_HASH)
     PyObject **items            # K_OBJECTS: the object vector
     const uint64_t *hashes      # keys already hashed (route_hashes, replicas_of_hashes)
     void *out
