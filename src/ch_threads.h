@@ -45,7 +45,7 @@ static void ch_signal(ch_cond *c) { WakeConditionVariable(c); }
 static void ch_broadcast(ch_cond *c) { WakeAllConditionVariable(c); }
 #else
 #include <pthread.h>
-#include <unistd.h>
+#include <signal.h>
 typedef pthread_mutex_t ch_mutex;
 typedef pthread_cond_t ch_cond;
 #define CH_MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
@@ -161,6 +161,7 @@ static int ch_pool_spawn(void) {
     static int atfork_done = 0;
     pthread_t t;
     pthread_attr_t attr;
+    sigset_t all, old;
     int rc;
     if (!atfork_done) {
         if (pthread_atfork(NULL, NULL, ch_pool_atfork_child) != 0) return -1;
@@ -169,7 +170,12 @@ static int ch_pool_spawn(void) {
     if (pthread_attr_init(&attr) != 0) return -1;
     pthread_attr_setstacksize(&attr, CH_WORKER_STACK);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    /* Workers block every signal (they inherit the mask at creation), so signals keep going
+     * to the interpreter's threads. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     rc = pthread_create(&t, &attr, ch_pool_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     return rc == 0 ? 0 : -1;
 }
