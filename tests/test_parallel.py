@@ -124,8 +124,25 @@ CONTAINERS: dict[str, tuple[str, Callable[[], Any]]] = {
     "pd_int64": ("int", lambda: pd.Series(np.arange(N, dtype=np.int64) * 31)),
     "pl_string": ("str", lambda: pl.Series("k", str_keys(), dtype=pl.String)),
     "pl_int64": ("int", lambda: pl.Series("k", np.arange(N) * 17, dtype=pl.Int64)),
+    "tuple_bytes": ("bytes", lambda: tuple(bytes_keys())),
+    "np_O_bytes": ("bytes", lambda: obj_array(bytes_keys())),
+    "pa_large_binary": ("bytes", lambda: pa.array(bytes_keys(), pa.large_binary())),
+    "pa_binary_view": ("bytes", lambda: pa.array(bytes_keys(), pa.binary_view())),
+    "pa_int64": ("int", lambda: pa.array(np.arange(N, dtype=np.int64) - 4000)),
+    "pa_table": ("str", lambda: pa.table({"k": str_keys()})),
+    "pd_categorical": ("str", lambda: pd.Series([f"k{i % 3000}" for i in range(N)],
+                                                dtype="category")),
+    "pd_string_python": ("str", lambda: pd.Series(str_keys(), dtype="string[python]")),
+    "pd_index": ("str", lambda: pd.Index(str_keys(), dtype=object)),
+    "pd_frame": ("str", lambda: pd.DataFrame({"k": str_keys()})),
+    "pl_categorical": ("str", lambda: pl.Series("k", [f"k{i % 3000}" for i in range(N)],
+                                                dtype=pl.Categorical)),
+    "pl_binary": ("bytes", lambda: pl.Series("k", bytes_keys(), dtype=pl.Binary)),
+    "pl_frame": ("str", lambda: pl.DataFrame({"k": str_keys()})),
     "mixed_list": ("mixed", lambda: None),  # built per router: mixed_keys(spec)
 }
+if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+    CONTAINERS["np_T"] = ("str", lambda: np.array(str_keys(), dtype=np.dtypes.StringDType()))
 
 # containers with missing keys (nulls="none")
 NULL_AT = (0, 2047, 2048, 5000, N - 1)
