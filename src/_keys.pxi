@@ -20,7 +20,7 @@ from cpython.bytes cimport PyBytes_Check
 from cpython.long cimport PyLong_Check
 from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_Check
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
@@ -191,7 +191,8 @@ cdef class _KeySource:
                                uint64_t *out, uint8_t *scratch,
                                PyObject **items) noexcept nogil:
         """fill() for buffer-backed layouts without the GIL; returns -1 when done, or the
-        position of a key that needs Python (fill() then handles the chunk).
+        position p of a key that needs Python (fill() then handles it; out[0 : p - s] hold the
+        final hashes of the keys before it).
 
         K_OBJECTS (a built-in hash) only from the parallel driver: items is the object vector,
         read while the calling thread holds the GIL (see _pipeline.pxi); the kernel declines
@@ -214,11 +215,9 @@ cdef class _KeySource:
             return -1
         if self.kind == K_OBJECTS:
             j = ch_hash_objects(items + s, 0, e - s, hid, seed, out, scratch)
-            if j != e - s:
-                return s + j
             if h.raw_ints:
-                ch_raw_int_objects(items + s, e - s, out)
-            return -1
+                ch_raw_int_objects(items + s, j, out)
+            return -1 if j == e - s else s + j
         if self.kind == K_UCS4:
             j = ch_hash_ucs4(<const uint32_t *>self.data, self.width, s, e, hid, seed, out,
                              scratch, CH_SCRATCH)

@@ -13,11 +13,12 @@
 # _par_min keys is split over the calling thread and threads - 1 workers of the pool in
 # ch_threads.h.  Every participant claims the next CHUNK from an atomic counter until none is
 # left (a descheduled worker delays only its own chunk; one that wakes late finds nothing and
-# is not waited for).  A chunk holding a key that needs Python (a big int, a non-compact str,
-# another type, a missing key, a damaged Arrow view, a U element that is not valid Unicode) is
-# only marked by whoever claimed it; the calling thread redoes the marked chunks in order with
-# the GIL once every worker is done, through the same fill() as the serial path, so the result
-# and the first error raised are those of the serial path for every thread count.
+# is not waited for).  A key that needs Python (a big int, a non-compact str, another type, a
+# missing key, a damaged Arrow view, a U element that is not valid Unicode) is only recorded by
+# whoever claimed its chunk (past 8 in one chunk, the rest of that chunk is left whole); the
+# calling thread redoes the recorded keys in order with the GIL once every worker is done,
+# through the same fill() as the serial path, so the result and the first error raised are
+# those of the serial path for every thread count.
 #
 # What workers may read, and why it is safe:
 # - buffer-backed sources (NumPy U / S / integer arrays, Arrow buffers, pre-hashed uint64):
@@ -82,6 +83,18 @@ def _parallel_runs():
     return _par_runs
 
 
+cdef enum:
+    _HAND_MAX = 8           # declined keys a chunk records one by one; past them, its tail
+
+
+cdef struct _Hand:
+    # What one chunk leaves to the calling thread: the keys its claimer declined (offsets in
+    # the chunk, ascending), and past _HAND_MAX of them the whole rest of the chunk.
+    uint16_t n                  # offsets recorded in pos
+    uint16_t tail               # 0: none; t + 1: keys from offset t on are left whole
+    uint16_t pos[_HAND_MAX]
+
+
 cdef struct _Par:
     PyObject *src               # the _KeySource (None with hashes)
     PyObject *h                 # its _Hasher
@@ -94,21 +107,36 @@ cdef struct _Par:
     ch_counter next             # the next chunk to claim
     ch_counter slot             # the next participant's buffers
     uint8_t *bufs               # _SLOT_BYTES per participant
-    uint8_t *deferred           # per chunk: 1 = it needs Python, left to the calling thread
+    _Hand *hands                # per chunk: what it leaves to the calling thread
     int mode
     uint32_t r
 
 
+cdef inline void _route_into(_Router core, int mode, uint32_t r, const uint64_t *hp,
+                             Py_ssize_t s, Py_ssize_t m, void *out) noexcept nogil:
+    """Keys s .. s + m, hashed in hp, routed into out by mode (HASH: nothing to do)."""
+    if mode == MODE_ROUTE:
+        core.route(hp, m, <int32_t *>out + s)
+    elif mode == MODE_REPLICAS:
+        core.route_replicas(hp, m, r, <int32_t *>out + s * r)
+
+
 cdef void _par_chunks(void *arg) noexcept nogil:
-    """One participant (the calling thread or a worker): claim chunks until none is left."""
+    """One participant (the calling thread or a worker): claim chunks until none is left.
+
+    A key the keys stage declines (it needs Python) is recorded in the chunk's _Hand and
+    hashed as 0 meanwhile; the rest of the chunk goes on, so a few such keys (missing values,
+    a big int) cost only themselves.  The chunk is routed whole; the calling thread later
+    redoes the recorded keys (and a tail past _HAND_MAX of them) over the routed values."""
     cdef _Par *j = <_Par *>arg
     cdef uint8_t *mine = j.bufs + ch_claim(&j.slot) * _SLOT_BYTES
     cdef uint64_t *buf = <uint64_t *>mine
     cdef uint8_t *scratch = mine + 8 * CHUNK
     cdef const uint64_t *hp
     cdef uint64_t *wp
+    cdef _Hand *hand
     cdef int64_t c
-    cdef Py_ssize_t s, e
+    cdef Py_ssize_t s, e, cur, stop
     while True:
         c = ch_claim(&j.next)
         if c >= j.nchunks:
@@ -119,14 +147,24 @@ cdef void _par_chunks(void *arg) noexcept nogil:
             hp = j.hashes + s
         else:
             wp = <uint64_t *>j.out + s if j.mode == MODE_HASH else buf
-            if (<_KeySource>j.src).fill_nogil(<_Hasher>j.h, s, e, wp, scratch, j.items) >= 0:
-                j.deferred[c] = 1
-                continue
+            hand = &j.hands[c]
+            cur = s
+            while cur < e:
+                stop = (<_KeySource>j.src).fill_nogil(<_Hasher>j.h, cur, e, wp + (cur - s),
+                                                      scratch, j.items)
+                if stop < 0:
+                    break
+                if hand.n == _HAND_MAX:
+                    hand.tail = <uint16_t>(stop - s + 1)
+                    e = stop  # the rest of the chunk is left whole
+                    break
+                hand.pos[hand.n] = <uint16_t>(stop - s)
+                hand.n += 1
+                wp[stop - s] = 0
+                cur = stop + 1
             hp = wp
-        if j.mode == MODE_ROUTE:
-            (<_Router>j.core).route(hp, e - s, <int32_t *>j.out + s)
-        elif j.mode == MODE_REPLICAS:
-            (<_Router>j.core).route_replicas(hp, e - s, j.r, <int32_t *>j.out + s * j.r)
+        if e > s:
+            _route_into(<_Router>j.core, j.mode, j.r, hp, s, e - s, j.out)
 
 
 cdef void _par_run(_Par *j, int workers) noexcept nogil:
@@ -144,8 +182,9 @@ cdef int drive_par(_KeySource src, _Hasher h, _Router core, int mode, uint32_t r
     cdef int64_t nchunks = (n + CHUNK - 1) // CHUNK
     cdef int workers = <int>min(<int64_t>threads, nchunks, <int64_t>CH_MAX_WORKERS + 1) - 1
     cdef bint objects = src is not None and src.kind == K_OBJECTS
-    cdef Py_ssize_t c, s, e
+    cdef Py_ssize_t c, s, e, i, k
     cdef uint64_t *hp
+    cdef _Hand *hand
     j.src = <PyObject *>src
     j.h = <PyObject *>h
     j.core = <PyObject *>core
@@ -159,9 +198,9 @@ cdef int drive_par(_KeySource src, _Hasher h, _Router core, int mode, uint32_t r
     j.mode = mode
     j.r = r
     j.bufs = <uint8_t *>malloc((workers + 1) * _SLOT_BYTES)
-    j.deferred = <uint8_t *>calloc(nchunks, 1)
+    j.hands = <_Hand *>calloc(nchunks, sizeof(_Hand))
     try:
-        if j.bufs == NULL or j.deferred == NULL:
+        if j.bufs == NULL or j.hands == NULL:
             raise MemoryError()
         _par_runs += 1
         if objects:
@@ -169,24 +208,28 @@ cdef int drive_par(_KeySource src, _Hasher h, _Router core, int mode, uint32_t r
         else:
             with nogil:
                 _par_run(&j, workers)
-        hp = <uint64_t *>j.bufs
+        # What the chunks left, in key order (so the first error is the serial path's),
+        # through the serial path's fill().
         for c in range(nchunks):
-            if not j.deferred[c]:
+            hand = &j.hands[c]
+            if hand.n == 0 and hand.tail == 0:
                 continue
             s = c * CHUNK
-            e = min(n, s + CHUNK)
-            if mode == MODE_HASH:
-                hp = <uint64_t *>out + s
-            src.fill(h, s, e, hp)
-            if mode == MODE_ROUTE:
+            for k in range(hand.n):
+                i = s + hand.pos[k]
+                hp = <uint64_t *>out + i if mode == MODE_HASH else <uint64_t *>j.bufs
+                src.fill(h, i, i + 1, hp)
+                _route_into(core, mode, r, hp, i, 1, out)
+            if hand.tail:
+                i = s + hand.tail - 1
+                e = min(n, s + CHUNK)
+                hp = <uint64_t *>out + i if mode == MODE_HASH else <uint64_t *>j.bufs
+                src.fill(h, i, e, hp)
                 with nogil:
-                    core.route(hp, e - s, <int32_t *>out + s)
-            elif mode == MODE_REPLICAS:
-                with nogil:
-                    core.route_replicas(hp, e - s, r, <int32_t *>out + s * r)
+                    _route_into(core, mode, r, hp, i, e - i, out)
     finally:
         free(j.bufs)
-        free(j.deferred)
+        free(j.hands)
     return 0
 
 

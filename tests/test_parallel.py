@@ -140,6 +140,9 @@ CONTAINERS: dict[str, tuple[str, Callable[[], Any]]] = {
     "pl_binary": ("bytes", lambda: pl.Series("k", bytes_keys(), dtype=pl.Binary)),
     "pl_frame": ("str", lambda: pl.DataFrame({"k": str_keys()})),
     "mixed_list": ("mixed", lambda: None),  # built per router: mixed_keys(spec)
+    # past 8 declined keys in one chunk, the rest of it goes to the calling thread whole
+    "list_dense_subclass": ("str", lambda: [Sub(k) if 2048 <= i < 4096 and i % 3 == 0 else k
+                                            for i, k in enumerate(str_keys())]),
 }
 if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
     CONTAINERS["np_T"] = ("str", lambda: np.array(str_keys(), dtype=np.dtypes.StringDType()))
@@ -166,6 +169,8 @@ NULL_CONTAINERS: dict[str, tuple[str, Callable[[], Any]]] = {
     "pd_string_pyarrow": ("str", lambda: pd.Series(_nulls(str_keys()), dtype="string[pyarrow]")),
     "pd_Int64": ("int", lambda: pd.Series(_nulls(list(range(N))), dtype="Int64")),
     "pl_string": ("str", lambda: pl.Series("k", _nulls(str_keys()), dtype=pl.String)),
+    "list_dense": ("str", lambda: [None if i % 7 == 0 or i in NULL_AT else k
+                                   for i, k in enumerate(str_keys())]),
 }
 
 
@@ -324,6 +329,23 @@ def test_bad_key_deep_in_a_big_list_raises_as_serial(spec: RouterSpec, bad: str)
     if spec.replicas:
         rep = _error(lambda: r.replica_indices(keys, 2, threads=1))
         assert _error(lambda: r.replica_indices(keys, 2, threads=2)) == rep
+
+
+@pytest.mark.parametrize("at", [2050, 2100, 4000, N - 1])
+def test_bad_key_after_many_declined_keys_raises_as_serial(at: int) -> None:
+    r = HashRing(["a", "b", "c"])
+    keys: list[Any] = [Sub(k) if i % 5 == 0 else k for i, k in enumerate(str_keys())]
+    keys[at] = object()
+    if at + 1 < N:
+        keys[at + 1] = 1.5  # the first bad key is the one reported
+    ref = _error(lambda: r.get_indices(keys, threads=1))
+    assert ref[0] is TypeError and f"position {at}" in ref[1]
+    for t in THREADS:
+        assert _error(lambda t=t: r.get_indices(keys, threads=t)) == ref
+        assert _error(lambda t=t: r.replica_indices(keys, 2, threads=t)) == ref
+    nulls = [None if i % 3 == 0 else k for i, k in enumerate(keys)]
+    ref = _error(lambda: r.get_indices(nulls, nulls="none", threads=1))
+    assert _error(lambda: r.get_indices(nulls, nulls="none", threads=2)) == ref
 
 
 def test_big_int_refused_as_serial_with_raw_ints() -> None:
