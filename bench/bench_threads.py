@@ -6,7 +6,7 @@
    calls of 1M (no growth with batch size), also into a preallocated ``out=`` (a fresh 40 MB
    output is page-faulted in on every call, a 4 MB one is reused by malloc); the peak memory
    beyond the output (tracemalloc: NumPy and Python allocations; the core's own buffers are a
-   fixed 32 KB per thread plus one byte per 2,048 keys, listed beside it).
+   fixed 32 KB per thread plus 68 bytes per 2,048 keys, listed beside it).
 2. Python threads each making their own calls with ``threads=1`` (the old table): the GIL is
    released wherever no Python object is read, so that scales too, except for a list of str.
 
@@ -129,7 +129,7 @@ def growth_table(ring: Any, small: int, big: int, runs: int) -> None:
     keys = make_keys(big)
     all_cases = list(cases(ring, keys).items())
     del keys
-    core = 32 * 1024 * get_threads() + big // 2048
+    core = 32 * 1024 * get_threads() + 68 * (big // 2048 + 1)
     while all_cases:
         name, (fn, data) = all_cases.pop(0)  # each input freed once measured
         # The big input as consecutive windows of `small` keys, one call each.

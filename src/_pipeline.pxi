@@ -15,7 +15,7 @@
 # left (a descheduled worker delays only its own chunk; one that wakes late finds nothing and
 # is not waited for).  A key that needs Python (a big int, a non-compact str, another type, a
 # missing key, a damaged Arrow view, a U element that is not valid Unicode) is only recorded by
-# whoever claimed its chunk (past 8 in one chunk, the rest of that chunk is left whole); the
+# whoever claimed its chunk (past 32 in one chunk, the rest of that chunk is left whole); the
 # calling thread redoes the recorded keys in order with the GIL once every worker is done,
 # through the same fill() as the serial path, so the result and the first error raised are
 # those of the serial path for every thread count.
@@ -84,7 +84,7 @@ def _parallel_runs():
 
 
 cdef enum:
-    _HAND_MAX = 8           # declined keys a chunk records one by one; past them, its tail
+    _HAND_MAX = 32          # declined keys a chunk records one by one; past them, its tail
 
 
 cdef struct _Hand:
@@ -218,7 +218,12 @@ cdef int drive_par(_KeySource src, _Hasher h, _Router core, int mode, uint32_t r
             for k in range(hand.n):
                 i = s + hand.pos[k]
                 hp = <uint64_t *>out + i if mode == MODE_HASH else <uint64_t *>j.bufs
-                src.fill(h, i, i + 1, hp)
+                if objects and not h.raw_ints:
+                    # What fill() does with a key the object kernel declines, without its
+                    # per-call set-up (raw_ints also needs fill's integer pass).
+                    hp[0] = src.slow_hash(h, <object>j.items[i], i)
+                else:
+                    src.fill(h, i, i + 1, hp)
                 _route_into(core, mode, r, hp, i, 1, out)
             if hand.tail:
                 i = s + hand.tail - 1
