@@ -19,6 +19,7 @@ threshold forced down to 1) to find where a second thread starts to pay.  Prints
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import os
 import platform
@@ -72,6 +73,10 @@ def cases(ring: Any, keys: list[str]) -> dict[str, tuple[Callable[..., Any], Any
     except ImportError:
         pass
     out["get_indices, list of str"] = (ring.get_indices, keys)
+    with_nulls = list(keys)
+    with_nulls[::100] = [None] * len(with_nulls[::100])
+    out["get_indices, list of str, 1% None (nulls='none')"] = (
+        functools.partial(ring.get_indices, nulls="none"), with_nulls)
     return out
 
 
@@ -91,7 +96,8 @@ def split_table(ring: Any, n: int, runs: int) -> None:
 
 
 def per_key(fn: Callable[..., Any], data: Any, runs: int) -> float:
-    """Median ns/key of fn(data) with the default threads."""
+    """Median ns/key of fn(data) with the default threads (after one warm-up call)."""
+    fn(data)
     return statistics.median([timed(lambda: fn(data)) for _ in range(runs)]) / len(data) * 1e9
 
 
@@ -104,6 +110,7 @@ def per_key_windows(fn: Callable[..., Any], windows: list[Any], runs: int) -> fl
         for w in windows:
             fn(w)
 
+    all_windows()
     return statistics.median([timed(all_windows) for _ in range(runs)]) / n * 1e9
 
 
@@ -134,7 +141,7 @@ def growth_table(ring: Any, small: int, big: int, runs: int) -> None:
         name, (fn, data) = all_cases.pop(0)  # each input freed once measured
         # The big input as consecutive windows of `small` keys, one call each.
         windows = [data[i : i + small] for i in range(0, len(data), small)]
-        rounds = max(3, runs // 2)
+        rounds = max(5, runs)
         ns_s = per_key_windows(fn, windows, rounds)
         ns_b = per_key(fn, data, rounds)
         # The same into a preallocated out=: without the page faults of a fresh output

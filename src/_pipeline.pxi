@@ -185,6 +185,8 @@ cdef int drive_par(_KeySource src, _Hasher h, _Router core, int mode, uint32_t r
     cdef Py_ssize_t c, s, e, i, k
     cdef uint64_t *hp
     cdef _Hand *hand
+    cdef size_t out_bytes = <size_t>n * (4 * r if mode == MODE_REPLICAS else
+                                         (8 if mode == MODE_HASH else 4))
     j.src = <PyObject *>src
     j.h = <PyObject *>h
     j.core = <PyObject *>core
@@ -204,9 +206,11 @@ cdef int drive_par(_KeySource src, _Hasher h, _Router core, int mode, uint32_t r
             raise MemoryError()
         _par_runs += 1
         if objects:
+            ch_prefault(out, out_bytes)
             _par_run(&j, workers)  # with the GIL held throughout: see the header
         else:
             with nogil:
+                ch_prefault(out, out_bytes)
                 _par_run(&j, workers)
         # What the chunks left, in key order (so the first error is the serial path's),
         # through the serial path's fill().

@@ -65,6 +65,7 @@ cdef extern from "ch_threads.h" nogil:
     int64_t ch_claim(ch_counter *c)
     int ch_pool_start(ch_job *job, ch_job_fn fn, void *ctx, int k)
     void ch_pool_finish(ch_job *job)
+    void ch_prefault(void *out, size_t bytes)
 
 # The compatibility hashes' building blocks (ketama points).
 cdef extern from "ch_compat_hash.h" nogil:
