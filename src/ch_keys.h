@@ -170,14 +170,15 @@ CH_KERNEL Py_ssize_t ch__objects(ch_hfn H, PyObject *const *items, Py_ssize_t st
         PyObject *o = items[i];
         PyTypeObject *t = Py_TYPE(o);
         if (CH_LIKELY(t == &PyUnicode_Type) || PyUnicode_Check(o)) {
-            /* A non-compact str (a str subclass's instance, a legacy string) goes to the
-             * caller: only a compact str's bytes are read in place, also by worker threads. */
-            if (CH_UNLIKELY(!PyUnicode_IS_COMPACT(o))) return i;
             Py_ssize_t len = PyUnicode_GET_LENGTH(o);
-            if (CH_LIKELY(PyUnicode_IS_ASCII(o))) {
-                out[i] = H((const uint8_t *)PyUnicode_DATA(o), (size_t)len, seed);
+            /* Only a compact str's bytes are read in place (also by worker threads: see
+             * _pipeline.pxi); a non-compact one (a str subclass's instance, a legacy string)
+             * goes to the caller.  A compact ASCII str's bytes follow its header. */
+            if (CH_LIKELY(PyUnicode_IS_COMPACT_ASCII(o))) {
+                out[i] = H((const uint8_t *)((PyASCIIObject *)o + 1), (size_t)len, seed);
                 continue;
             }
+            if (CH_UNLIKELY(!PyUnicode_IS_COMPACT(o))) return i;
             if (len > CH_SCRATCH / 4) return i;
             Py_ssize_t m = ch_ucs_to_utf8(PyUnicode_KIND(o), PyUnicode_DATA(o), len, scratch);
             if (m < 0) return i;
