@@ -336,6 +336,9 @@ def machine_info() -> dict[str, str]:
     return {
         "cpu": cpu + (f" [{', '.join(isa)}]" if isa else ""),
         "cores": f"{logical} logical, {usable} usable by this process",
+        "threads": (f"ours with threads=None -> {_threads_default()} per batch call "
+                    "(CONSISTENT_HASH_THREADS=1 for the serial path; batches under "
+                    "32,768 keys stay serial)"),
         "load": _load(),
         "os": os_name,
         "python": f"{platform.python_implementation()} {platform.python_version()}",
@@ -350,6 +353,13 @@ def machine_info() -> dict[str, str]:
             "pyarrow", "xxhash", "uhashring", "hashring", "jump-consistent-hash",
             "clandestined")),
     }
+
+
+def _threads_default() -> int:
+    import consistent_hash
+
+    get = getattr(consistent_hash, "get_threads", None)
+    return int(get()) if get is not None else 1
 
 
 # -- the cases -----------------------------------------------------------------------------
@@ -741,8 +751,8 @@ def fmt(v: float | None) -> str:
 def render(meta: dict[str, str], b: Bench, inputs: str, total_s: float) -> str:
     cfg = b.cfg
     out = ["Benchmark of consistent_hash (`python bench/bench.py`):", ""]
-    for k in ("cpu", "cores", "load", "os", "python", "numpy", "cython", "gcc", "library", "commit",
-              "peers", "date"):
+    for k in ("cpu", "cores", "threads", "load", "os", "python", "numpy", "cython", "gcc",
+              "library", "commit", "peers", "date"):
         out.append(f"- {k}: {meta[k]}")
     out.append(f"- inputs: {inputs}, seed {cfg.seed}")
     out.append(f"- method: one process; ours on all {cfg.n_keys:,} keys, median of {cfg.runs} "

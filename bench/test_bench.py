@@ -19,3 +19,14 @@ def test_main_tiny(tmp_path, capsys):
     cases = {r["case"] for r in data["rows"]}
     assert any(c.startswith("lookup") for c in cases)
     assert any(c.startswith("build") for c in cases)
+
+
+def test_bench_threads_tiny(capsys):
+    import bench_threads
+
+    bench_threads.main(["--keys", "5000", "--runs", "1", "--small", "3000", "--big", "6000"])
+    text = capsys.readouterr().out
+    assert "| case | threads=1 ns/key | default ns/key | speedup |" in text
+    assert "list of str" in text and "peak extra" in text
+    bench_threads.main(["--threshold", "--runs", "1"])
+    assert "Where a second thread pays" in capsys.readouterr().out

@@ -8,6 +8,7 @@ systems in ``consistent_hash.compat``) has the same surface, written once in
 """
 
 from consistent_hash._ring import EmptyRingError
+from consistent_hash._threads import get_threads, set_threads
 from consistent_hash.algorithms import (
     BoundedLoad,
     CapacityError,
@@ -38,9 +39,11 @@ __all__ = [
     "SlotMap",
     "TokenRing",
     "__version__",
+    "get_threads",
     "murmur3_token",
     "murmur3_tokens",
     "redis_slot",
     "redis_slots",
+    "set_threads",
     "vnode_count",
 ]

@@ -273,20 +273,26 @@ def _run(keys: Any, out: Any, make_out: Any, run: Any, nulls: bool, hint: bool,
 
 
 def route(core: _ring._Router, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
-          nulls: bool = False, hint: bool = True) -> npt.NDArray[np.int32]:
+          nulls: bool = False, hint: bool = True, threads: int = 1) -> npt.NDArray[np.int32]:
     """int32 node index of each key in any supported container; with nulls a missing key gets
-    -1 (without, an error, which suggests nulls="none" only when hint is true)."""
+    -1 (without, an error, which suggests nulls="none" only when hint is true).  threads: as
+    resolved by consistent_hash._threads (large batches are split over that many threads)."""
+    given = [out]
+
     def make(n: int) -> npt.NDArray[np.int32]:
-        return check_out(out, n)
+        # The caller's out is the whole result (asked for first); the categories of a
+        # dictionary-coded container get an array of their own.
+        dest, given[0] = given[0], None
+        return check_out(dest, n)
 
     def run(plain: Any, dest: Any, nul: bool) -> None:
-        _ring.route_keys(core, plain, dest, nul, hint)
+        _ring.route_keys(core, plain, dest, nul, hint, threads)
 
     result: npt.NDArray[np.int32] = _run(keys, None, make, run, nulls, hint, core.check_nonempty)
     return result
 
 
-def replicas(core: _ring._Router, keys: Any, r: int, *, nulls: bool = False
+def replicas(core: _ring._Router, keys: Any, r: int, *, nulls: bool = False, threads: int = 1
              ) -> npt.NDArray[np.int32]:
     """int32[n, r]: the first r distinct node indices of each key in the router's order (a row
     of -1 for a missing key with nulls)."""
@@ -294,19 +300,19 @@ def replicas(core: _ring._Router, keys: Any, r: int, *, nulls: bool = False
         return np.empty((n, r), dtype=np.int32)
 
     def run(plain: Any, dest: Any, nul: bool) -> None:
-        _ring.route_replicas_keys(core, plain, r, dest, nul)
+        _ring.route_replicas_keys(core, plain, r, dest, nul, threads)
 
     result: npt.NDArray[np.int32] = _run(keys, None, make, run, nulls, True, core.check_nonempty)
     return result
 
 
-def hash_many(hasher: _ring._Hasher, keys: Any) -> npt.NDArray[np.uint64]:
+def hash_many(hasher: _ring._Hasher, keys: Any, *, threads: int = 1) -> npt.NDArray[np.uint64]:
     """uint64 of every key (its hasher's hash; an integer's own value with raw_ints)."""
     def make(n: int) -> npt.NDArray[np.uint64]:
         return np.empty(n, dtype=np.uint64)
 
     def run(plain: Any, dest: Any, nul: bool) -> None:
-        _ring.hash_keys(hasher, plain, dest)
+        _ring.hash_keys(hasher, plain, dest, threads)
 
     result: npt.NDArray[np.uint64] = _run(keys, None, make, run, False, False)
     return result
@@ -339,18 +345,19 @@ def as_hashes(hashes: Any) -> npt.NDArray[np.uint64]:
     return np.ascontiguousarray(arr, dtype=np.uint64)
 
 
-def route_hashes(core: _ring._Router, hashes: Any, out: npt.NDArray[np.int32] | None = None
-                 ) -> npt.NDArray[np.int32]:
+def route_hashes(core: _ring._Router, hashes: Any, out: npt.NDArray[np.int32] | None = None,
+                 *, threads: int = 1) -> npt.NDArray[np.int32]:
     """int32 node index of each uint64 hash (validated by as_hashes)."""
     h = as_hashes(hashes)
     result = check_out(out, len(h))
-    _ring.route_hashes(core, h, result)
+    _ring.route_hashes(core, h, result, threads)
     return result
 
 
-def replicas_of_hashes(core: _ring._Router, hashes: Any, r: int) -> npt.NDArray[np.int32]:
+def replicas_of_hashes(core: _ring._Router, hashes: Any, r: int, *, threads: int = 1
+                       ) -> npt.NDArray[np.int32]:
     """int32[n, r]: the first r distinct node indices of each uint64 hash."""
     h = as_hashes(hashes)
     out = np.empty((len(h), r), dtype=np.int32)
-    _ring.replicas_of_hashes(core, h, r, out)
+    _ring.replicas_of_hashes(core, h, r, out, threads)
     return out

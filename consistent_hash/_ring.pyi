@@ -125,6 +125,14 @@ class _Router:
 
 # --- src/_pipeline.pxi: the batch entry points (one chunk driver) ---
 
+def _set_parallel_min(n: int) -> int:
+    """Batches of at least n keys (2n already hashed) may be split over threads; returns
+    the old value."""
+def _get_parallel_min() -> int:
+    """The smallest batch that may be split over threads."""
+def _parallel_runs() -> int:
+    """How many batches have been split over threads in this process (a test hook)."""
+
 _Keys = list[Any] | tuple[Any, ...] | npt.NDArray[Any] | _KeySource
 
 def route_keys(
@@ -133,6 +141,7 @@ def route_keys(
     out: npt.NDArray[np.int32],
     nulls: bool = False,
     hint: bool = True,
+    threads: int = 1,
 ) -> None:
     """out[i] = node index of keys[i]; with ``nulls`` a missing key gets -1, without it a
     TypeError that suggests nulls="none" only with ``hint``."""
@@ -143,19 +152,24 @@ def route_replicas_keys(
     r: int,
     out: npt.NDArray[np.int32],
     nulls: bool = False,
+    threads: int = 1,
 ) -> None:
     """out[i] (int32[n, r]) = the first r distinct node indices of keys[i]."""
 
-def hash_keys(hasher: _Hasher, keys: _Keys, out: npt.NDArray[np.uint64]) -> None:
+def hash_keys(
+    hasher: _Hasher, keys: _Keys, out: npt.NDArray[np.uint64], threads: int = 1
+) -> None:
     """out[i] = uint64 hash of keys[i]."""
 
 def route_hashes(
-    core: _Router, hashes: npt.NDArray[np.uint64], out: npt.NDArray[np.int32]
+    core: _Router, hashes: npt.NDArray[np.uint64], out: npt.NDArray[np.int32],
+    threads: int = 1,
 ) -> None:
     """out[i] = node index of the uint64 hash hashes[i]."""
 
 def replicas_of_hashes(
-    core: _Router, hashes: npt.NDArray[np.uint64], r: int, out: npt.NDArray[np.int32]
+    core: _Router, hashes: npt.NDArray[np.uint64], r: int, out: npt.NDArray[np.int32],
+    threads: int = 1,
 ) -> None:
     """out[i] (int32[m, r]) = the first r distinct node indices of hashes[i]."""
 

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Literal, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash import _containers, _format
+from consistent_hash import _containers, _format, _threads
 from consistent_hash._hashes import HashArg, make_hasher
 from consistent_hash._ring import EmptyRingError, _Hasher, take_names
 from consistent_hash._validate import check_n, check_nulls
@@ -90,14 +90,17 @@ class Router:
         return self._core.get(key)  # type: ignore[no-any-return]  # one frame: a hot path
 
     @overload
-    def get_many(self, keys: Any, *, nulls: str = ...,
-                 categorical: Literal[False] = False) -> npt.NDArray[np.object_]: ...
+    def get_many(self, keys: Any, *, nulls: str = ..., categorical: Literal[False] = False,
+                 threads: int | None = ...) -> npt.NDArray[np.object_]: ...
     @overload
-    def get_many(self, keys: Any, *, nulls: str = ..., categorical: Literal[True]) -> Any: ...
+    def get_many(self, keys: Any, *, nulls: str = ..., categorical: Literal[True],
+                 threads: int | None = ...) -> Any: ...
     @overload
-    def get_many(self, keys: Any, *, nulls: str = ..., categorical: bool) -> Any: ...
+    def get_many(self, keys: Any, *, nulls: str = ..., categorical: bool,
+                 threads: int | None = ...) -> Any: ...
 
-    def get_many(self, keys: Any, *, nulls: str = "raise", categorical: bool = False) -> Any:
+    def get_many(self, keys: Any, *, nulls: str = "raise", categorical: bool = False,
+                 threads: int | None = None) -> Any:
         """The node of each key, as an object array of names.
 
         ``keys``: a list or tuple of str / bytes / int, a NumPy array (U, S, O, T or integer
@@ -106,38 +109,46 @@ class Router:
         ``nulls="none"`` maps a missing key (None, NaN, pandas.NA, an Arrow null) to None
         instead of raising.  ``categorical=True`` returns a ``pandas.Categorical`` instead
         (int32-sized codes into the node names, missing keys as NaN).
+        ``threads``: how many threads a large batch is split over (None: the process default,
+        ``consistent_hash.get_threads()``; 1: the calling thread only); the result is the same
+        for every thread count.  Every batch call takes it.
         """
         core = self._core
         self._check_keys(keys)
-        idx = _containers.route(core, keys, None, nulls=check_nulls(nulls))
+        idx = _containers.route(core, keys, None, nulls=check_nulls(nulls),
+                                threads=_threads.resolve(threads))
         if categorical:
             return as_categorical(idx, core.nodes)
         names: npt.NDArray[np.object_] = take_names(core.nodes, idx)
         return names
 
     def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
-                    nulls: str = "raise") -> npt.NDArray[np.int32]:
+                    nulls: str = "raise", threads: int | None = None) -> npt.NDArray[np.int32]:
         """The node of each key as an int32 index into ``nodes`` (-1 for a missing key with
         ``nulls="none"``); ``out`` receives them when given (an int32 array of the keys'
-        length)."""
+        length); ``threads`` as in ``get_many``."""
+        n = _threads.resolve(threads)
         self._check_keys(keys)
-        return _containers.route(self._core, keys, out, nulls=check_nulls(nulls))
+        return _containers.route(self._core, keys, out, nulls=check_nulls(nulls), threads=n)
 
-    def lookup(self, hashes: Any, out: npt.NDArray[np.int32] | None = None
-               ) -> npt.NDArray[np.int32]:
+    def lookup(self, hashes: Any, out: npt.NDArray[np.int32] | None = None, *,
+               threads: int | None = None) -> npt.NDArray[np.int32]:
         """Route keys already hashed (as ``hash_many`` gives them): int32 indices into
-        ``nodes``."""
-        return _containers.route_hashes(self._core, self._core_hashes(hashes), out)
+        ``nodes``; ``threads`` as in ``get_many``."""
+        n = _threads.resolve(threads)
+        return _containers.route_hashes(self._core, self._core_hashes(hashes), out, threads=n)
 
     def hash(self, key: Key) -> int:
         """The value a key is routed by (``lookup([hash(k)])`` routes it)."""
         self._check_keys([key])
         return int(self._core.hash(key)) >> self._hash_shift
 
-    def hash_many(self, keys: Any) -> npt.NDArray[np.uint64]:
-        """The value each key is routed by: ``lookup(hash_many(keys)) == get_indices(keys)``."""
+    def hash_many(self, keys: Any, *, threads: int | None = None) -> npt.NDArray[np.uint64]:
+        """The value each key is routed by: ``lookup(hash_many(keys)) == get_indices(keys)``;
+        ``threads`` as in ``get_many``."""
+        n = _threads.resolve(threads)
         self._check_keys(keys)
-        h = _containers.hash_many(self._core.hasher, keys)
+        h = _containers.hash_many(self._core.hasher, keys, threads=n)
         if self._hash_shift:
             h >>= np.uint64(self._hash_shift)
         return h
@@ -170,20 +181,21 @@ class Router:
         core.check_nonempty()
         return [core.nodes[i] for i in core.replica_row(key, r)]
 
-    def replica_indices(self, keys: Any, n: int, *, nulls: str = "raise"
-                        ) -> npt.NDArray[np.int32]:
+    def replica_indices(self, keys: Any, n: int, *, nulls: str = "raise",
+                        threads: int | None = None) -> npt.NDArray[np.int32]:
         """int32 array of shape (len(keys), min(n, len(nodes))): replica node indices (a row
-        of -1 for a missing key with ``nulls="none"``)."""
+        of -1 for a missing key with ``nulls="none"``); ``threads`` as in ``get_many``."""
+        t = _threads.resolve(threads)
         core, r = self._replica_count(n)
         self._check_keys(keys)
-        return _containers.replicas(core, keys, r, nulls=check_nulls(nulls))
+        return _containers.replicas(core, keys, r, nulls=check_nulls(nulls), threads=t)
 
-    def replicas_many(self, keys: Any, n: int, *, nulls: str = "raise"
-                      ) -> npt.NDArray[np.object_]:
+    def replicas_many(self, keys: Any, n: int, *, nulls: str = "raise",
+                      threads: int | None = None) -> npt.NDArray[np.object_]:
         """Object array of shape (len(keys), min(n, len(nodes))): replica node names (None
-        for a missing key with ``nulls="none"``)."""
+        for a missing key with ``nulls="none"``); ``threads`` as in ``get_many``."""
         core = self._core
-        idx = self.replica_indices(keys, n, nulls=nulls)
+        idx = self.replica_indices(keys, n, nulls=nulls, threads=threads)
         names: npt.NDArray[np.object_] = core.nodes_array()[idx]
         return names
 

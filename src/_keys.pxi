@@ -20,8 +20,8 @@ from cpython.bytes cimport PyBytes_Check
 from cpython.long cimport PyLong_Check
 from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_Check
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
-from libc.stdlib cimport free, malloc
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 import operator
@@ -174,26 +174,50 @@ cdef class _KeySource:
     cdef const uint8_t *data2
     cdef Py_ssize_t width
     cdef const uint8_t *data3
+    cdef bint signed_ints       # K_INT_CONVERT: signed (width: the itemsize, 1, 2 or 4)
     cdef list nulls             # positions of missing values, when the caller allows them
     cdef bint hint              # a missing key's error suggests nulls="none"
 
     cdef bint buffer_backed(self, _Hasher h):
         """Keys read from buffers alone, so a whole batch can run without the GIL."""
+        if self.kind == K_INT_CONVERT:
+            return self.data != NULL and (h.raw_ints or h.func is None)
         if h.raw_ints and (self.kind == K_INT64 or self.kind == K_UINT64):
             return True
         return h.func is None and self.kind in (K_UCS4, K_FIXED_BYTES, K_INT64, K_UINT64,
                                                 K_OFFSETS32, K_OFFSETS64, K_VIEWS)
 
     cdef Py_ssize_t fill_nogil(self, _Hasher h, Py_ssize_t s, Py_ssize_t e,
-                               uint64_t *out, uint8_t *scratch) noexcept nogil:
+                               uint64_t *out, uint8_t *scratch,
+                               PyObject **items) noexcept nogil:
         """fill() for buffer-backed layouts without the GIL; returns -1 when done, or the
-        position of a key that needs Python (fill() then handles the chunk)."""
+        position p of a key that needs Python (fill() then handles it; out[0 : p - s] hold the
+        final hashes of the keys before it).
+
+        K_OBJECTS (a built-in hash) only from the parallel driver: items is the object vector,
+        read while the calling thread holds the GIL (see _pipeline.pxi); the kernel declines
+        whatever needs Python (big ints, non-compact str, other types); with raw_ints the
+        exact ints then take their own value, as fill() gives them."""
         cdef Py_ssize_t j
         cdef int hid = h.hid
         cdef uint64_t seed = h.seed
         if h.raw_ints and (self.kind == K_INT64 or self.kind == K_UINT64):
             memcpy(out, self.data + 8 * s, (e - s) * 8)
             return -1
+        if self.kind == K_INT_CONVERT:
+            # Widened into scratch (CH_SCRATCH holds a chunk of int64), then as K_INT64.
+            ch_widen_ints(self.data + s * self.width, <int>self.width, self.signed_ints, e - s,
+                          <int64_t *>scratch)
+            if h.raw_ints:
+                memcpy(out, scratch, (e - s) * 8)
+            else:
+                ch_hash_i64(<const int64_t *>scratch, e - s, hid, seed, out)
+            return -1
+        if self.kind == K_OBJECTS:
+            j = ch_hash_objects(items + s, 0, e - s, hid, seed, out, scratch)
+            if h.raw_ints:
+                ch_raw_int_objects(items + s, j, out)
+            return -1 if j == e - s else s + j
         if self.kind == K_UCS4:
             j = ch_hash_ucs4(<const uint32_t *>self.data, self.width, s, e, hid, seed, out,
                              scratch, CH_SCRATCH)
@@ -379,8 +403,12 @@ cdef _KeySource _source_from_array(object a):
         a = np.require(a, np.uint64, ["C", "A"])
         src.kind = K_UINT64
     elif kind in (b'i', b'u'):
+        # Narrower integers: widened to int64 a chunk at a time, in C when the array is
+        # contiguous, aligned and native (data set below), through NumPy otherwise.
         src.kind = K_INT_CONVERT
         src.arr = a
+        src.width = a.dtype.itemsize
+        src.signed_ints = kind == b'i'
     elif kind == b'T':
         return _source_from_array(a.astype(object))
     else:
@@ -388,7 +416,8 @@ cdef _KeySource _source_from_array(object a):
             f"unsupported key array dtype {a.dtype}: use str (U, T), bytes (S), object "
             "or integer arrays; for keys already hashed to uint64 use lookup()")
     src.keep = a
-    if src.kind != K_INT_CONVERT and a.size:
+    if a.size and (src.kind != K_INT_CONVERT or (a.flags.c_contiguous and a.flags.aligned
+                                                and a.dtype.isnative)):
         src.data = <const uint8_t *><uintptr_t>a.__array_interface__["data"][0]
     return src
 

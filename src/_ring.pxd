@@ -30,6 +30,9 @@ cdef extern from "ch_keys.h" nogil:
     uint64_t ch_xxh3_64(const uint8_t *p, size_t n, uint64_t seed)
     Py_ssize_t ch_hash_objects(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
                                int hid, uint64_t seed, uint64_t *out, uint8_t *scratch)
+    void ch_widen_ints(const uint8_t *v, int itemsize, int is_signed, Py_ssize_t m,
+                       int64_t *w)
+    void ch_raw_int_objects(PyObject *const *items, Py_ssize_t n, uint64_t *out)
     Py_ssize_t ch_hash_ucs4(const uint32_t *data, Py_ssize_t w, Py_ssize_t start,
                             Py_ssize_t stop, int hid, uint64_t seed, uint64_t *out,
                             uint8_t *scratch, size_t scratch_len)
@@ -49,6 +52,20 @@ cdef extern from "ch_keys.h" nogil:
     void ch_label_positions(uint8_t *label, size_t name_len, uint32_t count, int hid,
                             uint64_t seed, uint64_t *out)
     size_t ch_u64_dec(uint64_t v, uint8_t *out)
+
+# The worker pool of batch calls split over cores (_pipeline.pxi).
+cdef extern from "ch_threads.h" nogil:
+    enum:
+        CH_MAX_WORKERS
+        CH_GIL_BUILD
+    ctypedef int64_t ch_counter
+    ctypedef void (*ch_job_fn)(void *ctx) noexcept nogil
+    ctypedef struct ch_job:
+        int want
+    int64_t ch_claim(ch_counter *c)
+    int ch_pool_start(ch_job *job, ch_job_fn fn, void *ctx, int k)
+    void ch_pool_finish(ch_job *job)
+    void ch_prefault(void *out, size_t bytes)
 
 # The compatibility hashes' building blocks (ketama points).
 cdef extern from "ch_compat_hash.h" nogil:

@@ -171,10 +171,14 @@ CH_KERNEL Py_ssize_t ch__objects(ch_hfn H, PyObject *const *items, Py_ssize_t st
         PyTypeObject *t = Py_TYPE(o);
         if (CH_LIKELY(t == &PyUnicode_Type) || PyUnicode_Check(o)) {
             Py_ssize_t len = PyUnicode_GET_LENGTH(o);
-            if (CH_LIKELY(PyUnicode_IS_ASCII(o))) {
-                out[i] = H((const uint8_t *)PyUnicode_DATA(o), (size_t)len, seed);
+            /* Only a compact str's bytes are read in place (also by worker threads: see
+             * _pipeline.pxi); a non-compact one (a str subclass's instance, a legacy string)
+             * goes to the caller.  A compact ASCII str's bytes follow its header. */
+            if (CH_LIKELY(PyUnicode_IS_COMPACT_ASCII(o))) {
+                out[i] = H((const uint8_t *)((PyASCIIObject *)o + 1), (size_t)len, seed);
                 continue;
             }
+            if (CH_UNLIKELY(!PyUnicode_IS_COMPACT(o))) return i;
             if (len > CH_SCRATCH / 4) return i;
             Py_ssize_t m = ch_ucs_to_utf8(PyUnicode_KIND(o), PyUnicode_DATA(o), len, scratch);
             if (m < 0) return i;
@@ -201,6 +205,35 @@ static inline Py_ssize_t ch_hash_objects(PyObject *const *items, Py_ssize_t star
                                          int hid, uint64_t seed, uint64_t *out,
                                          uint8_t *scratch) {
     CH_DISPATCH(hid, ch__objects, items, start, n, seed, out, scratch)
+}
+
+/* raw_ints over items[0 .. n) that ch_hash_objects hashed whole: each exact int takes its own
+ * 64-bit two's-complement value (ch_hash_objects declined every int beyond a long long, and
+ * every int subclass, bool included).  Reads only the ints' digits: workers may run it. */
+static inline void ch_raw_int_objects(PyObject *const *items, Py_ssize_t n, uint64_t *out) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (Py_TYPE(items[i]) == &PyLong_Type) {
+            int overflow = 0;
+            out[i] = (uint64_t)PyLong_AsLongLongAndOverflow(items[i], &overflow);
+        }
+    }
+}
+
+/* Narrow integers v[0 .. m) (itemsize 1, 2 or 4, signed or not, native order, aligned)
+ * widened to int64 into w. */
+static inline void ch_widen_ints(const uint8_t *v, int itemsize, int is_signed, Py_ssize_t m,
+                                 int64_t *w) {
+    Py_ssize_t i;
+    if (itemsize == 1) {
+        if (is_signed) for (i = 0; i < m; i++) w[i] = ((const int8_t *)v)[i];
+        else for (i = 0; i < m; i++) w[i] = ((const uint8_t *)v)[i];
+    } else if (itemsize == 2) {
+        if (is_signed) for (i = 0; i < m; i++) w[i] = ((const int16_t *)v)[i];
+        else for (i = 0; i < m; i++) w[i] = ((const uint16_t *)v)[i];
+    } else {
+        if (is_signed) for (i = 0; i < m; i++) w[i] = ((const int32_t *)v)[i];
+        else for (i = 0; i < m; i++) w[i] = ((const uint32_t *)v)[i];
+    }
 }
 
 /* Length of s[0 .. w) without its trailing NUL bytes, a word at a time. */

@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from consistent_hash._ring import bounded_assign, take_names
 from consistent_hash._router import Router
+from consistent_hash._threads import check_threads
 from consistent_hash._validate import check_int, check_name, check_nulls
 
 __all__ = ["BoundedLoad", "CapacityError"]
@@ -151,26 +152,29 @@ class BoundedLoad:
 
     # -- batch -------------------------------------------------------------------------------
 
-    def assign_indices(self, keys: Any, *, spread: int = 1, nulls: str = "raise"
-                       ) -> npt.NDArray[np.int32]:
+    def assign_indices(self, keys: Any, *, spread: int = 1, nulls: str = "raise",
+                       threads: int | None = None) -> npt.NDArray[np.int32]:
         """Place the keys in order under the bound: int32 indices into ``router.nodes``.
 
         Every key (each occurrence of a repeated key too) is one unit of load; no node gets
         more than its capacity for ``m = len(keys)``.  ``nulls="none"`` gives a missing key
-        -1 (it takes no load) instead of raising.
+        -1 (it takes no load) instead of raising.  ``threads`` (as in ``get_many``) applies
+        to hashing the keys; the placement itself is sequential (each key's node depends on
+        the loads the keys before it left), so it stays on the calling thread.
         """
+        threads = check_threads(threads)
         spread = check_int(spread, "spread", 1)
         router = self._router
         core = router._core
         if check_nulls(nulls):
-            missing = router.get_indices(keys, nulls="none") < 0
+            missing = router.get_indices(keys, nulls="none", threads=threads) < 0
             if missing.any():
                 present = [k for k, gone in zip(_objects(keys), missing.tolist(), strict=True)
                            if not gone]
                 out = np.full(len(missing), -1, dtype=np.int32)
-                out[~missing] = self.assign_indices(present, spread=spread)
+                out[~missing] = self.assign_indices(present, spread=spread, threads=threads)
                 return out
-        hashes = np.ascontiguousarray(router.hash_many(keys), dtype=np.uint64)
+        hashes = np.ascontiguousarray(router.hash_many(keys, threads=threads), dtype=np.uint64)
         m = len(hashes)
         if m == 0:
             return np.empty(0, dtype=np.int32)
@@ -185,12 +189,12 @@ class BoundedLoad:
                                                        min(spread, 1 << 30), out)
         return result
 
-    def assign_many(self, keys: Any, *, spread: int = 1, nulls: str = "raise"
-                    ) -> npt.NDArray[np.object_]:
+    def assign_many(self, keys: Any, *, spread: int = 1, nulls: str = "raise",
+                    threads: int | None = None) -> npt.NDArray[np.object_]:
         """Place the keys in order under the bound: an object array of node names (None for a
-        missing key with ``nulls="none"``)."""
+        missing key with ``nulls="none"``); ``threads`` as in ``assign_indices``."""
         core = self._router._core
-        idx = self.assign_indices(keys, spread=spread, nulls=nulls)
+        idx = self.assign_indices(keys, spread=spread, nulls=nulls, threads=threads)
         result: npt.NDArray[np.object_] = take_names(core.nodes, idx)
         return result
 

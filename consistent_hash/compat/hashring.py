@@ -31,6 +31,7 @@ import numpy.typing as npt
 from consistent_hash import _ring
 from consistent_hash._containers import route as _route
 from consistent_hash._hashes import compat_hasher
+from consistent_hash._threads import resolve as _threads
 
 __all__ = ["HashRing"]
 
@@ -152,15 +153,17 @@ class HashRing:
 
     # -- ours --------------------------------------------------------------------------------
 
-    def get_indices(self, keys: Any) -> npt.NDArray[np.int32]:
-        """int32 index into ``ring_nodes()`` of each key's node, at C speed."""
+    def get_indices(self, keys: Any, *, threads: int | None = None) -> npt.NDArray[np.int32]:
+        """int32 index into ``ring_nodes()`` of each key's node, at C speed; ``threads`` as in
+        ``HashRing.get_many``."""
         core = self._core
-        return _route(core, keys, hint=False)
+        return _route(core, keys, hint=False, threads=_threads(threads))
 
-    def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
+    def get_many(self, keys: Any, *, threads: int | None = None) -> npt.NDArray[np.object_]:
         """Object array: ``get_node(key)`` of each key."""
         core = self._core
-        result: npt.NDArray[np.object_] = core.nodes_array()[self.get_indices(keys)]
+        result: npt.NDArray[np.object_] = core.nodes_array()[
+            self.get_indices(keys, threads=threads)]
         return result
 
     def ring_nodes(self) -> tuple[Any, ...]:

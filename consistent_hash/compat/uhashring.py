@@ -53,6 +53,7 @@ from consistent_hash._ring import (
     sort_points,
     walk_distinct,
 )
+from consistent_hash._threads import resolve as _threads
 from consistent_hash.compat._keys import text_key, text_keys
 
 __all__ = ["HashRing"]
@@ -363,8 +364,10 @@ class HashRing:
 
     # batch forms (ours): the same answers as get_node, for a whole container at C speed
 
-    def get_indices(self, keys: Any) -> npt.NDArray[np.int32]:
-        """int32 index into ``ring_nodes()`` of each key's node (-1 on an empty ring)."""
+    def get_indices(self, keys: Any, *, threads: int | None = None) -> npt.NDArray[np.int32]:
+        """int32 index into ``ring_nodes()`` of each key's node (-1 on an empty ring);
+        ``threads`` as in ``HashRing.get_many``."""
+        t = _threads(threads)
         snap = self._snap
         if snap.core is None:
             idx = {n: i for i, n in enumerate(snap.names)}
@@ -372,12 +375,12 @@ class HashRing:
                              for k in _as_list(keys)], dtype=np.int32)
         if len(snap.core) == 0:
             return np.full(len(_as_list(keys)), -1, dtype=np.int32)
-        return _route(snap.core, self._batch(keys), hint=False)
+        return _route(snap.core, self._batch(keys), hint=False, threads=t)
 
-    def get_many(self, keys: Any) -> npt.NDArray[np.object_]:
+    def get_many(self, keys: Any, *, threads: int | None = None) -> npt.NDArray[np.object_]:
         """Object array: ``get_node(key)`` of each key (None on an empty ring)."""
         snap = self._snap
-        idx = self.get_indices(keys)
+        idx = self.get_indices(keys, threads=threads)
         names = np.empty(len(snap.names) + 1, dtype=object)
         names[: len(snap.names)] = snap.names
         result: npt.NDArray[np.object_] = names[idx]

@@ -13,6 +13,11 @@ compiled batch path, and the result equals the single-process assignment key for
     df["shard"] = assign(df["user_id"], ring)             # a categorical column of node names
     by_shard = partition_by_node(df, "user_id", ring)      # partition i holds node i's rows
 
+Threads: dask already runs one task per core (a worker runs ``nthreads`` tasks at once over
+its cores), so each task routes its partition with ``threads=1`` by default: the cores are
+shared out by partition, never oversubscribed.  Pass ``threads=n`` to give each task n threads
+instead (e.g. a worker with one task slot and several cores, or few large partitions).
+
 dask is an optional dependency, imported only when this module is.
 """
 
@@ -23,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from consistent_hash._router import Router
+from consistent_hash._threads import check_threads
 from consistent_hash._validate import check_nulls
 
 __all__ = ["assign", "assign_indices", "partition_by_node"]
@@ -68,37 +74,51 @@ def _aligned(values: Any, part: Any) -> Any:
     return pd.Series(values, index=index, name=part.name)
 
 
-def _indices_partition(part: Any, router: Any, nulls: str) -> Any:
-    return _aligned(router.get_indices(part, nulls=nulls), part)
+def _indices_partition(part: Any, router: Any, nulls: str, threads: int) -> Any:
+    return _aligned(router.get_indices(part, nulls=nulls, threads=threads), part)
 
 
-def _names_partition(part: Any, router: Any, nulls: str) -> Any:
-    return _aligned(router.get_many(part, nulls=nulls, categorical=True), part)
+def _names_partition(part: Any, router: Any, nulls: str, threads: int) -> Any:
+    return _aligned(router.get_many(part, nulls=nulls, categorical=True, threads=threads),
+                    part)
 
 
-def assign_indices(keys: Any, router: Any, *, nulls: str = "raise") -> Any:
+def _task_threads(threads: int | None) -> int:
+    """The threads each task routes with: 1 unless given (see the module's docstring)."""
+    n = check_threads(threads)
+    return 1 if n is None else n
+
+
+def assign_indices(keys: Any, router: Any, *, nulls: str = "raise",
+                   threads: int | None = None) -> Any:
     """A dask Series of int32 node indices (into ``router.nodes`` as it is now), aligned with
-    ``keys``; with ``nulls="none"`` a missing key gets -1 instead of raising."""
+    ``keys``; with ``nulls="none"`` a missing key gets -1 instead of raising.  ``threads``:
+    per task (None: 1, dask's own parallelism gives each task its core)."""
+    t = _task_threads(threads)
     snap = _snapshot(keys, router, nulls)
     meta = _meta_series(keys, np.dtype(np.int32))
-    return keys.map_partitions(_indices_partition, _delayed(snap), nulls, meta=meta)
+    return keys.map_partitions(_indices_partition, _delayed(snap), nulls, t, meta=meta)
 
 
-def assign(keys: Any, router: Any, *, nulls: str = "raise") -> Any:
+def assign(keys: Any, router: Any, *, nulls: str = "raise", threads: int | None = None) -> Any:
     """A dask Series of node names (pandas categorical over ``router.nodes`` as it is now)
-    aligned with ``keys``; with ``nulls="none"`` a missing key gets NaN instead of raising."""
+    aligned with ``keys``; with ``nulls="none"`` a missing key gets NaN instead of raising.
+    ``threads`` as in ``assign_indices``."""
     import pandas as pd
 
+    t = _task_threads(threads)
     snap = _snapshot(keys, router, nulls)
     dtype = pd.CategoricalDtype(pd.Index(snap.nodes, dtype=object))
     meta = _meta_series(keys, dtype)
-    return keys.map_partitions(_names_partition, _delayed(snap), nulls, meta=meta)
+    return keys.map_partitions(_names_partition, _delayed(snap), nulls, t, meta=meta)
 
 
-def partition_by_node(df: Any, column: str, router: Any, *, node_column: str = "node") -> Any:
+def partition_by_node(df: Any, column: str, router: Any, *, node_column: str = "node",
+                      threads: int | None = None) -> Any:
     """Repartition a dask DataFrame so that partition i holds exactly the rows whose key (in
     ``column``) routes to ``router.nodes[i]``; adds a categorical ``node_column`` and indexes
-    the result by node index."""
+    the result by node index.  ``threads`` as in ``assign_indices``."""
+    check_threads(threads)
     dd = _dd()
     if not isinstance(df, dd.DataFrame):
         raise TypeError(f"df must be a dask DataFrame, got {type(df).__name__!r}")
@@ -106,8 +126,8 @@ def partition_by_node(df: Any, column: str, router: Any, *, node_column: str = "
         raise ValueError(f"df has no column {column!r}")
     snap = _snapshot(df[column], router, "raise")  # one layout for the names and the split
     n = len(snap.nodes)
-    out = df.assign(**{node_column: assign(df[column], snap),
-                       "_node_index": assign_indices(df[column], snap)})
+    out = df.assign(**{node_column: assign(df[column], snap, threads=threads),
+                       "_node_index": assign_indices(df[column], snap, threads=threads)})
     # Divisions 0, 1, ..., n: partition i holds index values in [i, i + 1), that is node i.
     return out.set_index("_node_index", divisions=list(range(n + 1)), sorted=False)
 

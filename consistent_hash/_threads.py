@@ -1,0 +1,86 @@
+"""How many threads a batch call uses: the ``threads=`` argument of every batch call.
+
+``threads=None`` (the default of every batch call) takes the process default, ``threads=1`` is
+the serial path, ``threads=n`` splits a large batch over the calling thread and ``n - 1``
+workers of the compiled core's pool.  The process default starts at the usable cores (the CPU
+affinity where the platform has one, else ``os.cpu_count()``), or at the environment variable
+``CONSISTENT_HASH_THREADS`` when it is set, and ``set_threads`` changes it.  Batches below a
+measured threshold stay on the calling thread whatever ``threads`` says (waking a worker costs
+more than it saves there), and the result never depends on the thread count.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ENV_VAR", "check_threads", "get_threads", "resolve", "set_threads",
+           "usable_cores"]
+
+ENV_VAR = "CONSISTENT_HASH_THREADS"
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the OS has one (Linux), else
+    ``os.cpu_count()`` (at least 1)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        try:
+            return max(1, len(affinity(0)))
+        except OSError:  # pragma: no cover - a sandbox refusing the call
+            pass
+    return max(1, os.cpu_count() or 1)
+
+
+def check_threads(threads: Any) -> int | None:
+    """A ``threads=`` argument: None or an int >= 1 (TypeError / ValueError naming it)."""
+    if threads is None:
+        return None
+    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
+        raise TypeError(f"threads must be an int >= 1 or None, got {type(threads).__name__!r}")
+    n = int(threads)
+    if n < 1:
+        raise ValueError(f"threads must be >= 1 (1: the serial path) or None (the default), "
+                         f"got {n}")
+    return n
+
+
+def _from_env() -> int:
+    value = os.environ.get(ENV_VAR, "").strip()
+    if value:
+        try:
+            n = int(value)
+            if n >= 1:
+                return n
+        except ValueError:
+            pass
+        warnings.warn(f"{ENV_VAR}={value!r} is not an int >= 1: using the usable cores",
+                      RuntimeWarning, stacklevel=2)
+    return usable_cores()
+
+
+_default = _from_env()
+
+
+def set_threads(threads: int | None) -> int:
+    """Set the process default of ``threads=`` (None: back to ``CONSISTENT_HASH_THREADS`` or
+    the usable cores); returns the previous default."""
+    global _default
+    n = check_threads(threads)
+    old = _default
+    _default = _from_env() if n is None else n
+    return old
+
+
+def get_threads() -> int:
+    """The process default of ``threads=``: what ``threads=None`` uses."""
+    return _default
+
+
+def resolve(threads: Any) -> int:
+    """The thread count a batch call runs with (validated; None: the process default)."""
+    n = check_threads(threads)
+    return _default if n is None else n
