@@ -53,10 +53,10 @@ def free_ports(n: int) -> list[int]:
 
 
 @contextmanager
-def _one_server(what: str, launch: Callable[[], tuple[int, subprocess.Popen[bytes]]]
-                ) -> Iterator[int]:
+def _started(what: str, launch: Callable[[], tuple[int, subprocess.Popen[bytes]]]
+             ) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
     """Start one server with launch() (which picks a free port), retrying if the port was
-    taken meanwhile; yields its port and stops it."""
+    taken meanwhile; yields (port, process) and stops it."""
     for _ in range(5):
         port, proc = launch()
         try:
@@ -67,9 +67,17 @@ def _one_server(what: str, launch: Callable[[], tuple[int, subprocess.Popen[byte
     else:
         raise RuntimeError(f"could not start {what}")
     try:
-        yield port
+        yield port, proc
     finally:
         stop([proc])
+
+
+@contextmanager
+def _one_server(what: str, launch: Callable[[], tuple[int, subprocess.Popen[bytes]]]
+                ) -> Iterator[int]:
+    """_started, yielding the port only."""
+    with _started(what, launch) as (port, _):
+        yield port
 
 
 def memcached_servers(n: int, memory_mb: int = 16) -> AbstractContextManager[list[int]]:
@@ -105,19 +113,8 @@ def killable_server(binary: str, memory_mb: int = 64
         return port, subprocess.Popen([path, *args], stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL)
 
-    for _ in range(5):
-        port, proc = launch()
-        try:
-            wait_port(port, proc)
-            break
-        except RuntimeError:
-            stop([proc])
-    else:
-        raise RuntimeError(f"could not start {binary}")
-    try:
-        yield port, proc
-    finally:
-        stop([proc])
+    with _started(binary, launch) as started:
+        yield started
 
 
 @contextmanager

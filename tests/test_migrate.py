@@ -226,6 +226,17 @@ def _fill_memcached(old: Any, hasher: Any, keys: list[str], big: list[bytes]) ->
         c.close()
 
 
+def _two_to_three(ports: list[int], keys: list[str], value: bytes
+                  ) -> tuple[list[str], HashRing, HashRing]:
+    """Keys stored through a HashClient on the first two of three memcached servers; the
+    rings before and after the third joins."""
+    names = _names(ports)
+    client = HashClient([parse_address(n) for n in names[:2]], hasher=RingHasher)
+    client.set_many({k: value for k in keys}, noreply=False)
+    client.close()
+    return names, HashRing(names[:2]), HashRing(names)
+
+
 def _pairs(old: Any, new: Any, keys: list[bytes]) -> dict[tuple[str, str], list[bytes]]:
     out: dict[tuple[str, str], list[bytes]] = {}
     for k, a, b in zip(keys, old.get_many(keys), new.get_many(keys), strict=True):
@@ -341,11 +352,7 @@ def test_memcached_migration(scenario: str) -> None:
 def test_memcached_dry_run_writes_nothing_and_rate_limit() -> None:
     keys = [f"k{i}" for i in range(3000)]
     with memcached_servers(3) as ports:
-        names = _names(ports)
-        old, new = HashRing(names[:2]), HashRing(names)
-        client = HashClient([parse_address(n) for n in names[:2]], hasher=RingHasher)
-        client.set_many({k: b"v" for k in keys}, noreply=False)
-        client.close()
+        names, old, new = _two_to_three(ports, keys, b"v")
         dry = migrate_memcached(old, new, dry_run=True)
         expected = len(_pairs(old, new, [k.encode() for k in keys]).get(
             (names[0], names[2]), [])) + len(_pairs(old, new, [k.encode() for k in keys]).get(
@@ -419,11 +426,7 @@ def test_source_rewritten_during_the_copy_is_not_left_stale(monkeypatch: Any) ->
 
     keys = [f"k{i}" for i in range(2000)]
     with memcached_servers(3) as ports:
-        names = _names(ports)
-        old, new = HashRing(names[:2]), HashRing(names)
-        client = HashClient([parse_address(n) for n in names[:2]], hasher=RingHasher)
-        client.set_many({k: b"old" for k in keys}, noreply=False)
-        client.close()
+        names, old, new = _two_to_three(ports, keys, b"old")
         real = m._Memcached.add_many
         victims: list[bytes] = []
 
