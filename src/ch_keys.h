@@ -252,56 +252,108 @@ static inline size_t ch_trim_nuls(const uint8_t *s, size_t w) {
     return len;
 }
 
-/* Narrow n UCS4 code points to their low bytes; returns the OR of all code points, so a
- * result < 0x80 means the text was ASCII and the bytes are its UTF-8. */
-static inline uint32_t ch_narrow_ucs4(const uint32_t *s, size_t n, uint8_t *out) {
-    uint32_t acc = 0;
-    size_t j = 0;
-#if defined(__SSE2__) || defined(_M_X64)
-    __m128i vacc = _mm_setzero_si128();
-    for (; j + 16 <= n; j += 16) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(s + j));
-        __m128i b = _mm_loadu_si128((const __m128i *)(s + j + 4));
-        __m128i c = _mm_loadu_si128((const __m128i *)(s + j + 8));
-        __m128i d = _mm_loadu_si128((const __m128i *)(s + j + 12));
-        vacc = _mm_or_si128(vacc, _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)));
-        /* Saturating packs: exact for ASCII, and anything else is caught by acc. */
-        __m128i ab = _mm_packs_epi32(a, b), cd = _mm_packs_epi32(c, d);
-        _mm_storeu_si128((__m128i *)(out + j), _mm_packus_epi16(ab, cd));
-    }
-    uint32_t lanes[4];
-    _mm_storeu_si128((__m128i *)lanes, vacc);
-    acc = lanes[0] | lanes[1] | lanes[2] | lanes[3];
+/* Index of the highest set bit of x != 0. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CH_BSR32(x) (31 - __builtin_clz((unsigned)(x)))
+#elif defined(_MSC_VER)
+#include <intrin.h>
+static __forceinline int ch__bsr32(unsigned x) { unsigned long r; _BitScanReverse(&r, x); return (int)r; }
+#define CH_BSR32(x) ch__bsr32((unsigned)(x))
+#else
+static inline int ch__bsr32(unsigned x) { int r = 0; while (x >>= 1) r++; return r; }
+#define CH_BSR32(x) ch__bsr32((unsigned)(x))
 #endif
-    for (; j < n; j++) {
-        acc |= s[j];
-        out[j] = (uint8_t)s[j];
-    }
-    return acc;
+
+/* One NumPy U element s[0 .. w) as its UTF-8 in out: its trailing NUL code points dropped (as
+ * NumPy does), then encoded exactly as str.encode("utf-8").  Returns the length, or -1 for a
+ * surrogate / a value past U+10FFFF, or when the UTF-8 may not fit in out_len bytes. */
+static inline Py_ssize_t ch_ucs4_elem_utf8(const uint32_t *s, size_t w, uint8_t *out,
+                                          size_t out_len) {
+    size_t len = w;
+    while (len > 0 && s[len - 1] == 0) len--;
+    if (len * 4 > out_len) return -1;
+    return ch_ucs_to_utf8(4, s, (Py_ssize_t)len, out);
 }
+
+#if defined(__SSE2__) || defined(_M_X64)
+#define CH_UCS4_SSE2 1
+#endif
 
 /* NumPy U array (native-order UCS4, itemsize 4 * w): hash elements [start, stop) into
  * out[0 ..); returns the index of an element the caller must handle (not valid Unicode, or
- * too long for the scratch buffer), or stop. */
+ * too long for the scratch buffer), or stop.
+ *
+ * The fast path (SSE2) takes an element 16 code points at a time: four loads, packed to 16
+ * bytes with saturation (exact while every code point is ASCII, which an OR of all of them
+ * checks), one 16-byte store into scratch, and the length from the last non-NUL byte (a NUL
+ * byte of ASCII text is a NUL code point), without a branch per key.  The last group of an
+ * element is masked to its w code points; its loads may run up to 15 code points past the
+ * element, so the last elements of [start, stop), whose reads would leave the range, and
+ * any element that is not ASCII take the exact code point at a time path. */
 CH_KERNEL Py_ssize_t ch__ucs4(ch_hfn H, const uint32_t *data, Py_ssize_t w, Py_ssize_t start,
                               Py_ssize_t stop, uint64_t seed, uint64_t *out, uint8_t *scratch,
                               size_t scratch_len) {
-    if ((size_t)w > scratch_len) return start;
-    for (Py_ssize_t i = start; i < stop; i++) {
-        const uint32_t *s = data + (size_t)i * (size_t)w;
-        /* Narrow the whole element to bytes; when every code point is ASCII, the bytes are
-         * the UTF-8 and a NUL byte is a NUL code point. */
-        uint32_t acc = ch_narrow_ucs4(s, (size_t)w, scratch);
-        Py_ssize_t m;
-        if (CH_LIKELY(acc < 0x80)) {
-            m = (Py_ssize_t)ch_trim_nuls(scratch, (size_t)w);
-        } else {
-            Py_ssize_t len = w;
-            while (len > 0 && s[len - 1] == 0) len--;
-            if ((size_t)len * 4 > scratch_len) return i;
-            m = ch_ucs_to_utf8(4, s, len, scratch);
-            if (m < 0) return i;
+    Py_ssize_t i = start;
+    if (w <= 0) {
+        for (; i < stop; i++) out[i - start] = H(scratch, 0, seed);
+        return stop;
+    }
+#ifdef CH_UCS4_SSE2
+    const size_t G = ((size_t)w + 15) / 16;  /* groups of 16 code points */
+    if (16 * G <= scratch_len) {
+        const size_t over = 16 * G - (size_t)w;
+        const Py_ssize_t nsafe = (Py_ssize_t)((over + (size_t)w - 1) / (size_t)w);
+        const Py_ssize_t safe_stop = stop - nsafe;
+        const __m128i zero = _mm_setzero_si128();
+        const __m128i hi = _mm_set1_epi32(~0x7F);
+        const __m128i rem = _mm_set1_epi32((int)((size_t)w - 16 * (G - 1)));
+        const __m128i m0 = _mm_cmplt_epi32(_mm_setr_epi32(0, 1, 2, 3), rem);
+        const __m128i m1 = _mm_cmplt_epi32(_mm_setr_epi32(4, 5, 6, 7), rem);
+        const __m128i m2 = _mm_cmplt_epi32(_mm_setr_epi32(8, 9, 10, 11), rem);
+        const __m128i m3 = _mm_cmplt_epi32(_mm_setr_epi32(12, 13, 14, 15), rem);
+        for (; i < safe_stop; i++) {
+            const uint32_t *s = data + (size_t)i * (size_t)w;
+            __m128i acc = zero;
+            size_t L = 0, g = 0;
+            for (; g + 1 < G; g++) {
+                const __m128i *p = (const __m128i *)(s + 16 * g);
+                __m128i a = _mm_loadu_si128(p), b = _mm_loadu_si128(p + 1);
+                __m128i c = _mm_loadu_si128(p + 2), d = _mm_loadu_si128(p + 3);
+                acc = _mm_or_si128(acc, _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)));
+                __m128i v = _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
+                _mm_storeu_si128((__m128i *)(scratch + 16 * g), v);
+                unsigned nz = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) ^ 0xFFFFu;
+                size_t t = 16 * g + (size_t)CH_BSR32(nz | 1) + 1;
+                L = nz ? t : L;
+            }
+            {
+                const __m128i *p = (const __m128i *)(s + 16 * g);
+                __m128i a = _mm_and_si128(_mm_loadu_si128(p), m0);
+                __m128i b = _mm_and_si128(_mm_loadu_si128(p + 1), m1);
+                __m128i c = _mm_and_si128(_mm_loadu_si128(p + 2), m2);
+                __m128i d = _mm_and_si128(_mm_loadu_si128(p + 3), m3);
+                acc = _mm_or_si128(acc, _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)));
+                __m128i v = _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
+                _mm_storeu_si128((__m128i *)(scratch + 16 * g), v);
+                unsigned nz = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) ^ 0xFFFFu;
+                size_t t = 16 * g + (size_t)CH_BSR32(nz | 1) + 1;
+                L = nz ? t : L;
+            }
+            if (CH_LIKELY(_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(acc, hi), zero)) ==
+                          0xFFFF)) {
+                out[i - start] = H(scratch, L, seed);
+            } else {
+                Py_ssize_t m = ch_ucs4_elem_utf8(s, (size_t)w, scratch, scratch_len);
+                if (m < 0) return i;
+                out[i - start] = H(scratch, (size_t)m, seed);
+            }
         }
+    }
+#endif
+    for (; i < stop; i++) {
+        const uint32_t *s = data + (size_t)i * (size_t)w;
+        Py_ssize_t m = ch_ucs4_elem_utf8(s, (size_t)w, scratch, scratch_len);
+        if (m < 0) return i;
         out[i - start] = H(scratch, (size_t)m, seed);
     }
     return stop;
