@@ -277,7 +277,33 @@ static inline Py_ssize_t ch_ucs4_elem_utf8(const uint32_t *s, size_t w, uint8_t 
 
 #if defined(__SSE2__) || defined(_M_X64)
 #define CH_UCS4_SSE2 1
+/* 16 code points (ASCII, or anything when only their OR is used) packed to 16 bytes. */
+#define CH__PACK16(a, b, c, d) \
+    _mm_packus_epi16(_mm_packs_epi32((a), (b)), _mm_packs_epi32((c), (d)))
+
+/* XXH3-64 (ch_xxh3_64) of an ASCII key of len in [17, 128]: its bytes [0, 16 * ceil(len / 16))
+ * are in front, written by one 16-byte store per 16 bytes, and its code points are s.  The
+ * hash reads 16-byte chunks from the front and from the back; a chunk from the back at
+ * front + len - 16 * k spans two of those stores, and a load across two stores cannot be
+ * forwarded from them (it waits for both to reach the cache: ~3 ns a key).  So each chunk
+ * from the back is packed again from its code points into back, one store per chunk. */
+CH_KERNEL uint64_t ch__xxh3_ucs4_17to128(const uint8_t *front, const uint32_t *s, size_t len,
+                                         uint64_t seed, uint8_t *back) {
+    const uint8_t *const sec = ch__xxh3_secret;
+    uint64_t acc = (uint64_t)len * CH__P64_1;
+    const size_t pairs = (len - 1) / 32 + 1;
+    for (size_t k = 0; k < pairs; k++) {
+        const __m128i *q = (const __m128i *)(s + len - 16 - 16 * k);
+        _mm_storeu_si128((__m128i *)(back + 16 * k),
+                         CH__PACK16(_mm_loadu_si128(q), _mm_loadu_si128(q + 1),
+                                    _mm_loadu_si128(q + 2), _mm_loadu_si128(q + 3)));
+        acc += ch__xxh3_mix16(front + 16 * k, sec + 32 * k, seed);
+        acc += ch__xxh3_mix16(back + 16 * k, sec + 32 * k + 16, seed);
+    }
+    return ch__xxh3_avalanche(acc);
+}
 #endif
+
 
 /* NumPy U array (native-order UCS4, itemsize 4 * w): hash elements [start, stop) into
  * out[0 ..); returns the index of an element the caller must handle (not valid Unicode, or
@@ -300,7 +326,7 @@ CH_KERNEL Py_ssize_t ch__ucs4(ch_hfn H, const uint32_t *data, Py_ssize_t w, Py_s
     }
 #ifdef CH_UCS4_SSE2
     const size_t G = ((size_t)w + 15) / 16;  /* groups of 16 code points */
-    if (16 * G <= scratch_len) {
+    if (16 * G + 64 <= scratch_len) {  /* the bytes, then room for ch__xxh3_ucs4_17to128 */
         const size_t over = 16 * G - (size_t)w;
         const Py_ssize_t nsafe = (Py_ssize_t)((over + (size_t)w - 1) / (size_t)w);
         const Py_ssize_t safe_stop = stop - nsafe;
@@ -320,7 +346,7 @@ CH_KERNEL Py_ssize_t ch__ucs4(ch_hfn H, const uint32_t *data, Py_ssize_t w, Py_s
                 __m128i a = _mm_loadu_si128(p), b = _mm_loadu_si128(p + 1);
                 __m128i c = _mm_loadu_si128(p + 2), d = _mm_loadu_si128(p + 3);
                 acc = _mm_or_si128(acc, _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)));
-                __m128i v = _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
+                __m128i v = CH__PACK16(a, b, c, d);
                 _mm_storeu_si128((__m128i *)(scratch + 16 * g), v);
                 unsigned nz = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) ^ 0xFFFFu;
                 size_t t = 16 * g + (size_t)CH_BSR32(nz | 1) + 1;
@@ -333,7 +359,7 @@ CH_KERNEL Py_ssize_t ch__ucs4(ch_hfn H, const uint32_t *data, Py_ssize_t w, Py_s
                 __m128i c = _mm_and_si128(_mm_loadu_si128(p + 2), m2);
                 __m128i d = _mm_and_si128(_mm_loadu_si128(p + 3), m3);
                 acc = _mm_or_si128(acc, _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)));
-                __m128i v = _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
+                __m128i v = CH__PACK16(a, b, c, d);
                 _mm_storeu_si128((__m128i *)(scratch + 16 * g), v);
                 unsigned nz = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) ^ 0xFFFFu;
                 size_t t = 16 * g + (size_t)CH_BSR32(nz | 1) + 1;
@@ -341,7 +367,12 @@ CH_KERNEL Py_ssize_t ch__ucs4(ch_hfn H, const uint32_t *data, Py_ssize_t w, Py_s
             }
             if (CH_LIKELY(_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(acc, hi), zero)) ==
                           0xFFFF)) {
-                out[i - start] = H(scratch, L, seed);
+                /* (H == ch_h_xxh3 is a constant once the kernel is instantiated) */
+                if (H == ch_h_xxh3 && L > 16 && L <= 128)
+                    out[i - start] = ch__xxh3_ucs4_17to128(scratch, s, L, seed,
+                                                           scratch + 16 * G);
+                else
+                    out[i - start] = H(scratch, L, seed);
             } else {
                 Py_ssize_t m = ch_ucs4_elem_utf8(s, (size_t)w, scratch, scratch_len);
                 if (m < 0) return i;
