@@ -302,8 +302,70 @@ CH_KERNEL uint64_t ch__xxh3_ucs4_17to128(const uint8_t *front, const uint32_t *s
     }
     return ch__xxh3_avalanche(acc);
 }
-#endif
 
+/* 16 code points of s (masked by m when m is not NULL) packed to 16 bytes at dst, their OR
+ * into *acc; returns the mask of the non-NUL bytes. */
+CH_KERNEL unsigned ch__ucs4_pack16(const uint32_t *s, const __m128i *m, uint8_t *dst,
+                                   __m128i *acc) {
+    const __m128i *p = (const __m128i *)s;
+    __m128i a = _mm_loadu_si128(p), b = _mm_loadu_si128(p + 1);
+    __m128i c = _mm_loadu_si128(p + 2), d = _mm_loadu_si128(p + 3);
+    if (m) {
+        a = _mm_and_si128(a, m[0]);
+        b = _mm_and_si128(b, m[1]);
+        c = _mm_and_si128(c, m[2]);
+        d = _mm_and_si128(d, m[3]);
+    }
+    *acc = _mm_or_si128(*acc, _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)));
+    __m128i v = CH__PACK16(a, b, c, d);
+    _mm_storeu_si128((__m128i *)dst, v);
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128())) ^ 0xFFFFu;
+}
+
+/* The fast path over elements [i, stop) of G groups of 16 code points each (GK: G as a
+ * constant 1 or 2, so the groups unroll and the length is one bit scan; 0: any G); m: the
+ * masks of the last group.  Returns the index of the first element it did not hash. */
+CH_KERNEL Py_ssize_t ch__ucs4_fast(ch_hfn H, const size_t GK, const uint32_t *data,
+                                   size_t w, size_t G, Py_ssize_t i, Py_ssize_t start,
+                                   Py_ssize_t stop, uint64_t seed, uint64_t *out,
+                                   uint8_t *scratch, size_t scratch_len, const __m128i *m) {
+    const size_t NG = GK ? GK : G;
+    const __m128i hi = _mm_set1_epi32(~0x7F);
+    for (; i < stop; i++) {
+        const uint32_t *s = data + (size_t)i * w;
+        __m128i acc = _mm_setzero_si128();
+        size_t L = 0;
+        if (GK) {
+            uint32_t nzs = 0;
+            for (size_t g = 0; g < NG; g++)
+                nzs |= ch__ucs4_pack16(s + 16 * g, g + 1 == NG ? m : NULL, scratch + 16 * g,
+                                       &acc) << (16 * g);
+            L = nzs ? (size_t)CH_BSR32(nzs) + 1 : 0;
+        } else {
+            for (size_t g = 0; g < NG; g++) {
+                unsigned nz = ch__ucs4_pack16(s + 16 * g, g + 1 == NG ? m : NULL,
+                                              scratch + 16 * g, &acc);
+                if (nz) L = 16 * g + (size_t)CH_BSR32(nz) + 1;
+            }
+        }
+        if (CH_LIKELY(_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(acc, hi),
+                                                        _mm_setzero_si128())) == 0xFFFF)) {
+            /* (H == ch_h_xxh3 is a constant once the kernel is instantiated) */
+            if (H == ch_h_xxh3 && L <= 16)
+                out[i - start] = ch__xxh3_0to16(scratch, L, seed);
+            else if (H == ch_h_xxh3 && L <= 128)
+                out[i - start] = ch__xxh3_ucs4_17to128(scratch, s, L, seed, scratch + 16 * NG);
+            else
+                out[i - start] = H(scratch, L, seed);
+        } else {
+            Py_ssize_t n = ch_ucs4_elem_utf8(s, w, scratch, scratch_len);
+            if (n < 0) return i;
+            out[i - start] = H(scratch, (size_t)n, seed);
+        }
+    }
+    return stop;
+}
+#endif
 
 /* NumPy U array (native-order UCS4, itemsize 4 * w): hash elements [start, stop) into
  * out[0 ..); returns the index of an element the caller must handle (not valid Unicode, or
@@ -312,10 +374,10 @@ CH_KERNEL uint64_t ch__xxh3_ucs4_17to128(const uint8_t *front, const uint32_t *s
  * The fast path (SSE2) takes an element 16 code points at a time: four loads, packed to 16
  * bytes with saturation (exact while every code point is ASCII, which an OR of all of them
  * checks), one 16-byte store into scratch, and the length from the last non-NUL byte (a NUL
- * byte of ASCII text is a NUL code point), without a branch per key.  The last group of an
- * element is masked to its w code points; its loads may run up to 15 code points past the
- * element, so the last elements of [start, stop), whose reads would leave the range, and
- * any element that is not ASCII take the exact code point at a time path. */
+ * byte of ASCII text is a NUL code point), without a branch per key for w <= 32.  The last
+ * group of an element is masked to its w code points; its loads may run up to 15 code points
+ * past the element, so the last elements of [start, stop), whose reads would leave the
+ * range, and any element that is not ASCII take the exact code point at a time path. */
 CH_KERNEL Py_ssize_t ch__ucs4(ch_hfn H, const uint32_t *data, Py_ssize_t w, Py_ssize_t start,
                               Py_ssize_t stop, uint64_t seed, uint64_t *out, uint8_t *scratch,
                               size_t scratch_len) {
@@ -330,62 +392,33 @@ CH_KERNEL Py_ssize_t ch__ucs4(ch_hfn H, const uint32_t *data, Py_ssize_t w, Py_s
         const size_t over = 16 * G - (size_t)w;
         const Py_ssize_t nsafe = (Py_ssize_t)((over + (size_t)w - 1) / (size_t)w);
         const Py_ssize_t safe_stop = stop - nsafe;
-        const __m128i zero = _mm_setzero_si128();
-        const __m128i hi = _mm_set1_epi32(~0x7F);
         const __m128i rem = _mm_set1_epi32((int)((size_t)w - 16 * (G - 1)));
-        const __m128i m0 = _mm_cmplt_epi32(_mm_setr_epi32(0, 1, 2, 3), rem);
-        const __m128i m1 = _mm_cmplt_epi32(_mm_setr_epi32(4, 5, 6, 7), rem);
-        const __m128i m2 = _mm_cmplt_epi32(_mm_setr_epi32(8, 9, 10, 11), rem);
-        const __m128i m3 = _mm_cmplt_epi32(_mm_setr_epi32(12, 13, 14, 15), rem);
-        for (; i < safe_stop; i++) {
-            const uint32_t *s = data + (size_t)i * (size_t)w;
-            __m128i acc = zero;
-            size_t L = 0, g = 0;
-            for (; g + 1 < G; g++) {
-                const __m128i *p = (const __m128i *)(s + 16 * g);
-                __m128i a = _mm_loadu_si128(p), b = _mm_loadu_si128(p + 1);
-                __m128i c = _mm_loadu_si128(p + 2), d = _mm_loadu_si128(p + 3);
-                acc = _mm_or_si128(acc, _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)));
-                __m128i v = CH__PACK16(a, b, c, d);
-                _mm_storeu_si128((__m128i *)(scratch + 16 * g), v);
-                unsigned nz = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) ^ 0xFFFFu;
-                size_t t = 16 * g + (size_t)CH_BSR32(nz | 1) + 1;
-                L = nz ? t : L;
-            }
-            {
-                const __m128i *p = (const __m128i *)(s + 16 * g);
-                __m128i a = _mm_and_si128(_mm_loadu_si128(p), m0);
-                __m128i b = _mm_and_si128(_mm_loadu_si128(p + 1), m1);
-                __m128i c = _mm_and_si128(_mm_loadu_si128(p + 2), m2);
-                __m128i d = _mm_and_si128(_mm_loadu_si128(p + 3), m3);
-                acc = _mm_or_si128(acc, _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)));
-                __m128i v = CH__PACK16(a, b, c, d);
-                _mm_storeu_si128((__m128i *)(scratch + 16 * g), v);
-                unsigned nz = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) ^ 0xFFFFu;
-                size_t t = 16 * g + (size_t)CH_BSR32(nz | 1) + 1;
-                L = nz ? t : L;
-            }
-            if (CH_LIKELY(_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(acc, hi), zero)) ==
-                          0xFFFF)) {
-                /* (H == ch_h_xxh3 is a constant once the kernel is instantiated) */
-                if (H == ch_h_xxh3 && L > 16 && L <= 128)
-                    out[i - start] = ch__xxh3_ucs4_17to128(scratch, s, L, seed,
-                                                           scratch + 16 * G);
-                else
-                    out[i - start] = H(scratch, L, seed);
-            } else {
-                Py_ssize_t m = ch_ucs4_elem_utf8(s, (size_t)w, scratch, scratch_len);
-                if (m < 0) return i;
-                out[i - start] = H(scratch, (size_t)m, seed);
-            }
+        __m128i m[4];
+        m[0] = _mm_cmplt_epi32(_mm_setr_epi32(0, 1, 2, 3), rem);
+        m[1] = _mm_cmplt_epi32(_mm_setr_epi32(4, 5, 6, 7), rem);
+        m[2] = _mm_cmplt_epi32(_mm_setr_epi32(8, 9, 10, 11), rem);
+        m[3] = _mm_cmplt_epi32(_mm_setr_epi32(12, 13, 14, 15), rem);
+        Py_ssize_t j;
+        if (i < safe_stop) {
+            if (G == 1)
+                j = ch__ucs4_fast(H, 1, data, (size_t)w, G, i, start, safe_stop, seed, out,
+                                  scratch, scratch_len, m);
+            else if (G == 2)
+                j = ch__ucs4_fast(H, 2, data, (size_t)w, G, i, start, safe_stop, seed, out,
+                                  scratch, scratch_len, m);
+            else
+                j = ch__ucs4_fast(H, 0, data, (size_t)w, G, i, start, safe_stop, seed, out,
+                                  scratch, scratch_len, m);
+            if (j < safe_stop) return j;
+            i = j;
         }
     }
 #endif
     for (; i < stop; i++) {
         const uint32_t *s = data + (size_t)i * (size_t)w;
-        Py_ssize_t m = ch_ucs4_elem_utf8(s, (size_t)w, scratch, scratch_len);
-        if (m < 0) return i;
-        out[i - start] = H(scratch, (size_t)m, seed);
+        Py_ssize_t n = ch_ucs4_elem_utf8(s, (size_t)w, scratch, scratch_len);
+        if (n < 0) return i;
+        out[i - start] = H(scratch, (size_t)n, seed);
     }
     return stop;
 }
