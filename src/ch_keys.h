@@ -270,8 +270,22 @@ static inline int ch__bsr32(unsigned x) { int r = 0; while (x >>= 1) r++; return
 static inline Py_ssize_t ch_ucs4_elem_utf8(const uint32_t *s, size_t w, uint8_t *out,
                                           size_t out_len) {
     size_t len = w;
-    while (len > 0 && s[len - 1] == 0) len--;
+    /* The trailing NULs two code points at a time, then the last one. */
+    while (len >= 2) {
+        uint64_t x;
+        memcpy(&x, s + len - 2, 8);
+        if (x) break;
+        len -= 2;
+    }
+    if (len > 0 && s[len - 1] == 0) len--;
     if (len * 4 > out_len) return -1;
+    /* ASCII (the OR of all code points < 0x80): the low bytes are the UTF-8. */
+    uint32_t acc = 0;
+    for (size_t j = 0; j < len; j++) {
+        acc |= s[j];
+        out[j] = (uint8_t)s[j];
+    }
+    if (acc < 0x80) return (Py_ssize_t)len;
     return ch_ucs_to_utf8(4, s, (Py_ssize_t)len, out);
 }
 
