@@ -349,11 +349,13 @@ CH_KERNEL Py_ssize_t ch__ucs4_fast(ch_hfn H, const size_t GK, const uint32_t *da
         const uint32_t *s = data + (size_t)i * w;
         __m128i acc = _mm_setzero_si128();
         size_t L = 0;
+        int big = 0;  /* GK == 2: bytes past the first 16 (known before L) */
         if (GK) {
             uint32_t nzs = 0;
             for (size_t g = 0; g < NG; g++)
                 nzs |= ch__ucs4_pack16(s + 16 * g, g + 1 == NG ? m : NULL, scratch + 16 * g,
                                        &acc) << (16 * g);
+            big = GK == 2 && nzs > 0xFFFFu;
             L = nzs ? (size_t)CH_BSR32(nzs) + 1 : 0;
         } else {
             for (size_t g = 0; g < NG; g++) {
@@ -365,7 +367,13 @@ CH_KERNEL Py_ssize_t ch__ucs4_fast(ch_hfn H, const size_t GK, const uint32_t *da
         if (CH_LIKELY(_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(acc, hi),
                                                         _mm_setzero_si128())) == 0xFFFF)) {
             /* (H == ch_h_xxh3 is a constant once the kernel is instantiated) */
-            if (H == ch_h_xxh3 && L <= 16)
+            if (H == ch_h_xxh3 && GK) {
+                /* the branch on big resolves before the one on L would */
+                if (GK == 2 && big)
+                    out[i - start] = ch__xxh3_ucs4_17to128(scratch, s, L, seed, scratch + 32);
+                else
+                    out[i - start] = ch__xxh3_0to16(scratch, L, seed);
+            } else if (H == ch_h_xxh3 && L <= 16)
                 out[i - start] = ch__xxh3_0to16(scratch, L, seed);
             else if (H == ch_h_xxh3 && L <= 128)
                 out[i - start] = ch__xxh3_ucs4_17to128(scratch, s, L, seed, scratch + 16 * NG);
