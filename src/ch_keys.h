@@ -268,7 +268,7 @@ static inline int ch__bsr32(unsigned x) { int r = 0; while (x >>= 1) r++; return
  * NumPy does), then encoded exactly as str.encode("utf-8").  Returns the length, or -1 for a
  * surrogate / a value past U+10FFFF, or when the UTF-8 may not fit in out_len bytes. */
 static inline Py_ssize_t ch_ucs4_elem_utf8(const uint32_t *s, size_t w, uint8_t *out,
-                                          size_t out_len) {
+                                          size_t out_len, int try_ascii) {
     size_t len = w;
     /* The trailing NULs two code points at a time, then the last one. */
     while (len >= 2) {
@@ -279,13 +279,16 @@ static inline Py_ssize_t ch_ucs4_elem_utf8(const uint32_t *s, size_t w, uint8_t 
     }
     if (len > 0 && s[len - 1] == 0) len--;
     if (len * 4 > out_len) return -1;
-    /* ASCII (the OR of all code points < 0x80): the low bytes are the UTF-8. */
-    uint32_t acc = 0;
-    for (size_t j = 0; j < len; j++) {
-        acc |= s[j];
-        out[j] = (uint8_t)s[j];
+    /* ASCII (the OR of all code points < 0x80): the low bytes are the UTF-8.  (try_ascii 0:
+     * the caller already knows the element is not.) */
+    if (try_ascii) {
+        uint32_t acc = 0;
+        for (size_t j = 0; j < len; j++) {
+            acc |= s[j];
+            out[j] = (uint8_t)s[j];
+        }
+        if (acc < 0x80) return (Py_ssize_t)len;
     }
-    if (acc < 0x80) return (Py_ssize_t)len;
     return ch_ucs_to_utf8(4, s, (Py_ssize_t)len, out);
 }
 
@@ -380,7 +383,7 @@ CH_KERNEL Py_ssize_t ch__ucs4_fast(ch_hfn H, const size_t GK, const uint32_t *da
             else
                 out[i - start] = H(scratch, L, seed);
         } else {
-            Py_ssize_t n = ch_ucs4_elem_utf8(s, w, scratch, scratch_len);
+            Py_ssize_t n = ch_ucs4_elem_utf8(s, w, scratch, scratch_len, 0);
             if (n < 0) return i;
             out[i - start] = H(scratch, (size_t)n, seed);
         }
@@ -438,7 +441,7 @@ CH_KERNEL Py_ssize_t ch__ucs4(ch_hfn H, const uint32_t *data, Py_ssize_t w, Py_s
 #endif
     for (; i < stop; i++) {
         const uint32_t *s = data + (size_t)i * (size_t)w;
-        Py_ssize_t n = ch_ucs4_elem_utf8(s, (size_t)w, scratch, scratch_len);
+        Py_ssize_t n = ch_ucs4_elem_utf8(s, (size_t)w, scratch, scratch_len, 1);
         if (n < 0) return i;
         out[i - start] = H(scratch, (size_t)n, seed);
     }
