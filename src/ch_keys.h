@@ -252,57 +252,198 @@ static inline size_t ch_trim_nuls(const uint8_t *s, size_t w) {
     return len;
 }
 
-/* Narrow n UCS4 code points to their low bytes; returns the OR of all code points, so a
- * result < 0x80 means the text was ASCII and the bytes are its UTF-8. */
-static inline uint32_t ch_narrow_ucs4(const uint32_t *s, size_t n, uint8_t *out) {
-    uint32_t acc = 0;
-    size_t j = 0;
-#if defined(__SSE2__) || defined(_M_X64)
-    __m128i vacc = _mm_setzero_si128();
-    for (; j + 16 <= n; j += 16) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(s + j));
-        __m128i b = _mm_loadu_si128((const __m128i *)(s + j + 4));
-        __m128i c = _mm_loadu_si128((const __m128i *)(s + j + 8));
-        __m128i d = _mm_loadu_si128((const __m128i *)(s + j + 12));
-        vacc = _mm_or_si128(vacc, _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)));
-        /* Saturating packs: exact for ASCII, and anything else is caught by acc. */
-        __m128i ab = _mm_packs_epi32(a, b), cd = _mm_packs_epi32(c, d);
-        _mm_storeu_si128((__m128i *)(out + j), _mm_packus_epi16(ab, cd));
-    }
-    uint32_t lanes[4];
-    _mm_storeu_si128((__m128i *)lanes, vacc);
-    acc = lanes[0] | lanes[1] | lanes[2] | lanes[3];
+/* Index of the highest set bit of x != 0. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CH_BSR32(x) (31 - __builtin_clz((unsigned)(x)))
+#elif defined(_MSC_VER)
+#include <intrin.h>
+static __forceinline int ch__bsr32(unsigned x) { unsigned long r; _BitScanReverse(&r, x); return (int)r; }
+#define CH_BSR32(x) ch__bsr32((unsigned)(x))
+#else
+static inline int ch__bsr32(unsigned x) { int r = 0; while (x >>= 1) r++; return r; }
+#define CH_BSR32(x) ch__bsr32((unsigned)(x))
 #endif
-    for (; j < n; j++) {
-        acc |= s[j];
-        out[j] = (uint8_t)s[j];
+
+/* One NumPy U element s[0 .. w) as its UTF-8 in out: its trailing NUL code points dropped (as
+ * NumPy does), then encoded exactly as str.encode("utf-8").  Returns the length, or -1 for a
+ * surrogate / a value past U+10FFFF, or when the UTF-8 may not fit in out_len bytes. */
+static inline Py_ssize_t ch_ucs4_elem_utf8(const uint32_t *s, size_t w, uint8_t *out,
+                                          size_t out_len, int try_ascii) {
+    size_t len = w;
+    /* The trailing NULs two code points at a time, then the last one. */
+    while (len >= 2) {
+        uint64_t x;
+        memcpy(&x, s + len - 2, 8);
+        if (x) break;
+        len -= 2;
     }
-    return acc;
+    if (len > 0 && s[len - 1] == 0) len--;
+    if (len * 4 > out_len) return -1;
+    /* ASCII (the OR of all code points < 0x80): the low bytes are the UTF-8.  (try_ascii 0:
+     * the caller already knows the element is not.) */
+    if (try_ascii) {
+        uint32_t acc = 0;
+        for (size_t j = 0; j < len; j++) {
+            acc |= s[j];
+            out[j] = (uint8_t)s[j];
+        }
+        if (acc < 0x80) return (Py_ssize_t)len;
+    }
+    return ch_ucs_to_utf8(4, s, (Py_ssize_t)len, out);
 }
+
+#if defined(__SSE2__) || defined(_M_X64)
+#define CH_UCS4_SSE2 1
+/* 16 code points (ASCII, or anything when only their OR is used) packed to 16 bytes. */
+#define CH__PACK16(a, b, c, d) \
+    _mm_packus_epi16(_mm_packs_epi32((a), (b)), _mm_packs_epi32((c), (d)))
+
+/* XXH3-64 (ch_xxh3_64) of an ASCII key of len in [17, 128]: its bytes [0, 16 * ceil(len / 16))
+ * are in front, written by one 16-byte store per 16 bytes, and its code points are s.  The
+ * hash reads 16-byte chunks from the front and from the back; a chunk from the back at
+ * front + len - 16 * k spans two of those stores, and a load across two stores cannot be
+ * forwarded from them (it waits for both to reach the cache: ~3 ns a key).  So each chunk
+ * from the back is packed again from its code points into back, one store per chunk. */
+CH_KERNEL uint64_t ch__xxh3_ucs4_17to128(const uint8_t *front, const uint32_t *s, size_t len,
+                                         uint64_t seed, uint8_t *back) {
+    const uint8_t *const sec = ch__xxh3_secret;
+    uint64_t acc = (uint64_t)len * CH__P64_1;
+    const size_t pairs = (len - 1) / 32 + 1;
+    for (size_t k = 0; k < pairs; k++) {
+        const __m128i *q = (const __m128i *)(s + len - 16 - 16 * k);
+        _mm_storeu_si128((__m128i *)(back + 16 * k),
+                         CH__PACK16(_mm_loadu_si128(q), _mm_loadu_si128(q + 1),
+                                    _mm_loadu_si128(q + 2), _mm_loadu_si128(q + 3)));
+        acc += ch__xxh3_mix16(front + 16 * k, sec + 32 * k, seed);
+        acc += ch__xxh3_mix16(back + 16 * k, sec + 32 * k + 16, seed);
+    }
+    return ch__xxh3_avalanche(acc);
+}
+
+/* 16 code points of s (masked by m when m is not NULL) packed to 16 bytes at dst, their OR
+ * into *acc; returns the mask of the non-NUL bytes. */
+CH_KERNEL unsigned ch__ucs4_pack16(const uint32_t *s, const __m128i *m, uint8_t *dst,
+                                   __m128i *acc) {
+    const __m128i *p = (const __m128i *)s;
+    __m128i a = _mm_loadu_si128(p), b = _mm_loadu_si128(p + 1);
+    __m128i c = _mm_loadu_si128(p + 2), d = _mm_loadu_si128(p + 3);
+    if (m) {
+        a = _mm_and_si128(a, m[0]);
+        b = _mm_and_si128(b, m[1]);
+        c = _mm_and_si128(c, m[2]);
+        d = _mm_and_si128(d, m[3]);
+    }
+    *acc = _mm_or_si128(*acc, _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)));
+    __m128i v = CH__PACK16(a, b, c, d);
+    _mm_storeu_si128((__m128i *)dst, v);
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128())) ^ 0xFFFFu;
+}
+
+/* The fast path over elements [i, stop) of G groups of 16 code points each (GK: G as a
+ * constant 1 or 2, so the groups unroll and the length is one bit scan; 0: any G); m: the
+ * masks of the last group.  Returns the index of the first element it did not hash. */
+CH_KERNEL Py_ssize_t ch__ucs4_fast(ch_hfn H, const size_t GK, const uint32_t *data,
+                                   size_t w, size_t G, Py_ssize_t i, Py_ssize_t start,
+                                   Py_ssize_t stop, uint64_t seed, uint64_t *out,
+                                   uint8_t *scratch, size_t scratch_len, const __m128i *m) {
+    const size_t NG = GK ? GK : G;
+    const __m128i hi = _mm_set1_epi32(~0x7F);
+    for (; i < stop; i++) {
+        const uint32_t *s = data + (size_t)i * w;
+        __m128i acc = _mm_setzero_si128();
+        size_t L = 0;
+        int big = 0;  /* GK == 2: bytes past the first 16 (known before L) */
+        if (GK) {
+            uint32_t nzs = 0;
+            for (size_t g = 0; g < NG; g++)
+                nzs |= ch__ucs4_pack16(s + 16 * g, g + 1 == NG ? m : NULL, scratch + 16 * g,
+                                       &acc) << (16 * g);
+            big = GK == 2 && nzs > 0xFFFFu;
+            L = nzs ? (size_t)CH_BSR32(nzs) + 1 : 0;
+        } else {
+            for (size_t g = 0; g < NG; g++) {
+                unsigned nz = ch__ucs4_pack16(s + 16 * g, g + 1 == NG ? m : NULL,
+                                              scratch + 16 * g, &acc);
+                if (nz) L = 16 * g + (size_t)CH_BSR32(nz) + 1;
+            }
+        }
+        if (CH_LIKELY(_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(acc, hi),
+                                                        _mm_setzero_si128())) == 0xFFFF)) {
+            /* (H == ch_h_xxh3 is a constant once the kernel is instantiated) */
+            if (H == ch_h_xxh3 && GK) {
+                /* the branch on big resolves before the one on L would */
+                if (GK == 2 && big)
+                    out[i - start] = ch__xxh3_ucs4_17to128(scratch, s, L, seed, scratch + 32);
+                else
+                    out[i - start] = ch__xxh3_0to16(scratch, L, seed);
+            } else if (H == ch_h_xxh3 && L <= 16)
+                out[i - start] = ch__xxh3_0to16(scratch, L, seed);
+            else if (H == ch_h_xxh3 && L <= 128)
+                out[i - start] = ch__xxh3_ucs4_17to128(scratch, s, L, seed, scratch + 16 * NG);
+            else
+                out[i - start] = H(scratch, L, seed);
+        } else {
+            Py_ssize_t n = ch_ucs4_elem_utf8(s, w, scratch, scratch_len, 0);
+            if (n < 0) return i;
+            out[i - start] = H(scratch, (size_t)n, seed);
+        }
+    }
+    return stop;
+}
+#endif
 
 /* NumPy U array (native-order UCS4, itemsize 4 * w): hash elements [start, stop) into
  * out[0 ..); returns the index of an element the caller must handle (not valid Unicode, or
- * too long for the scratch buffer), or stop. */
+ * too long for the scratch buffer), or stop.
+ *
+ * The fast path (SSE2) takes an element 16 code points at a time: four loads, packed to 16
+ * bytes with saturation (exact while every code point is ASCII, which an OR of all of them
+ * checks), one 16-byte store into scratch, and the length from the last non-NUL byte (a NUL
+ * byte of ASCII text is a NUL code point), without a branch per key for w <= 32.  The last
+ * group of an element is masked to its w code points; its loads may run up to 15 code points
+ * past the element, so the last elements of [start, stop), whose reads would leave the
+ * range, and any element that is not ASCII take the exact code point at a time path. */
 CH_KERNEL Py_ssize_t ch__ucs4(ch_hfn H, const uint32_t *data, Py_ssize_t w, Py_ssize_t start,
                               Py_ssize_t stop, uint64_t seed, uint64_t *out, uint8_t *scratch,
                               size_t scratch_len) {
-    if ((size_t)w > scratch_len) return start;
-    for (Py_ssize_t i = start; i < stop; i++) {
-        const uint32_t *s = data + (size_t)i * (size_t)w;
-        /* Narrow the whole element to bytes; when every code point is ASCII, the bytes are
-         * the UTF-8 and a NUL byte is a NUL code point. */
-        uint32_t acc = ch_narrow_ucs4(s, (size_t)w, scratch);
-        Py_ssize_t m;
-        if (CH_LIKELY(acc < 0x80)) {
-            m = (Py_ssize_t)ch_trim_nuls(scratch, (size_t)w);
-        } else {
-            Py_ssize_t len = w;
-            while (len > 0 && s[len - 1] == 0) len--;
-            if ((size_t)len * 4 > scratch_len) return i;
-            m = ch_ucs_to_utf8(4, s, len, scratch);
-            if (m < 0) return i;
+    Py_ssize_t i = start;
+    if (w <= 0) {
+        for (; i < stop; i++) out[i - start] = H(scratch, 0, seed);
+        return stop;
+    }
+#ifdef CH_UCS4_SSE2
+    const size_t G = ((size_t)w + 15) / 16;  /* groups of 16 code points */
+    if (16 * G + 64 <= scratch_len) {  /* the bytes, then room for ch__xxh3_ucs4_17to128 */
+        const size_t over = 16 * G - (size_t)w;
+        const Py_ssize_t nsafe = (Py_ssize_t)((over + (size_t)w - 1) / (size_t)w);
+        const Py_ssize_t safe_stop = stop - nsafe;
+        const __m128i rem = _mm_set1_epi32((int)((size_t)w - 16 * (G - 1)));
+        __m128i m[4];
+        m[0] = _mm_cmplt_epi32(_mm_setr_epi32(0, 1, 2, 3), rem);
+        m[1] = _mm_cmplt_epi32(_mm_setr_epi32(4, 5, 6, 7), rem);
+        m[2] = _mm_cmplt_epi32(_mm_setr_epi32(8, 9, 10, 11), rem);
+        m[3] = _mm_cmplt_epi32(_mm_setr_epi32(12, 13, 14, 15), rem);
+        Py_ssize_t j;
+        if (i < safe_stop) {
+            if (G == 1)
+                j = ch__ucs4_fast(H, 1, data, (size_t)w, G, i, start, safe_stop, seed, out,
+                                  scratch, scratch_len, m);
+            else if (G == 2)
+                j = ch__ucs4_fast(H, 2, data, (size_t)w, G, i, start, safe_stop, seed, out,
+                                  scratch, scratch_len, m);
+            else
+                j = ch__ucs4_fast(H, 0, data, (size_t)w, G, i, start, safe_stop, seed, out,
+                                  scratch, scratch_len, m);
+            if (j < safe_stop) return j;
+            i = j;
         }
-        out[i - start] = H(scratch, (size_t)m, seed);
+    }
+#endif
+    for (; i < stop; i++) {
+        const uint32_t *s = data + (size_t)i * (size_t)w;
+        Py_ssize_t n = ch_ucs4_elem_utf8(s, (size_t)w, scratch, scratch_len, 1);
+        if (n < 0) return i;
+        out[i - start] = H(scratch, (size_t)n, seed);
     }
     return stop;
 }
