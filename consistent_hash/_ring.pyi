@@ -174,6 +174,8 @@ class _Ring(_Router):
         owners: npt.ArrayLike,
         nodes: tuple[str, ...],
         hasher: _Hasher,
+        *,
+        fresh: bool = False,
     ) -> Self: ...
     @property
     def positions(self) -> npt.NDArray[np.uint64]:
@@ -196,6 +198,18 @@ def label_positions(
 
 def sort_pairs(keys: npt.NDArray[np.uint64], vals: npt.NDArray[np.int32]) -> None:
     """Stable in-place sort of (keys, vals) by keys."""
+
+def ring_insert(
+    core: _Ring, pb: npt.NDArray[np.uint64], ob: npt.NDArray[np.int32], r: int
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+    """core's layout with owner r's sorted run merged in, owners >= r renumbered + 1: (padded
+    positions, owners) for ``_Ring(..., fresh=True)``."""
+
+def ring_remove(
+    core: _Ring, r: int
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+    """core's layout without owner r, owners above r renumbered - 1: (padded positions,
+    owners) for ``_Ring(..., fresh=True)``."""
 
 def merge_sorted(
     pa: npt.NDArray[np.uint64],
