@@ -75,6 +75,7 @@ cdef inline int32_t _bounded_walk(_Router core, int kind, uint64_t h, int32_t sp
     cdef int64_t t = 0, have = 0
     cdef uint32_t at = 0
     cdef Py_ssize_t i
+    cdef _Caps cs = caps[0]  # a local copy: the stores to loads cannot change it
     while t < limit:
         if kind == WALK_RING:
             node = core.walk_step(h, t, &at)
@@ -96,16 +97,16 @@ cdef inline int32_t _bounded_walk(_Router core, int kind, uint64_t h, int32_t sp
                 continue
             seen[cnt] = node
             cnt += 1
-            if loads[node] < _cap(caps, node) and (best < 0 or loads[node] < loads[best]):
+            if loads[node] < _cap(&cs, node) and (best < 0 or loads[node] < loads[best]):
                 best = node
             if cnt == spread and best >= 0:
                 break
-        elif loads[node] < _cap(caps, node):
+        elif loads[node] < _cap(&cs, node):
             best = node
             break
     if best < 0:  # the walk ran out: the first node with room, in index order
         for i in range(n):
-            if loads[i] < _cap(caps, i):
+            if loads[i] < _cap(&cs, i):
                 best = <int32_t>i
                 break
     return best
