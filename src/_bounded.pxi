@@ -64,52 +64,62 @@ cdef inline int64_t _walk_limit(_Router core, int kind, Py_ssize_t n) except? -1
     return 8 * n + 64
 
 
-cdef inline int32_t _bounded_walk(_Router core, int kind, uint64_t h, int32_t spread,
-                                  int64_t limit, Py_ssize_t n, const int64_t *loads,
-                                  const _Caps *caps, int32_t *seen, int32_t *row) noexcept nogil:
-    """The node hash h takes: the first below capacity on its walk (with spread > 1 the least
-    loaded of its first spread distinct nodes), else the first with room in index order.  Some
-    node has room (the caller checked)."""
-    cdef uint64_t p
-    cdef int32_t node = -1, best = -1, cnt = 0
-    cdef int64_t t = 0, have = 0
+cdef void _bounded_walk(_Router core, int kind, const uint64_t *hashes, Py_ssize_t m,
+                        int32_t spread, int64_t limit, Py_ssize_t n, int64_t *loads,
+                        const _Caps *caps, int32_t *seen, int32_t *row,
+                        int32_t *out) noexcept nogil:
+    """Place hashes[j], j < m, in turn, each on the first node below capacity on its walk
+    (with spread > 1 the least loaded of its first spread distinct nodes), else the first
+    with room in index order; loads counts each.  Some node has room for every key (the
+    caller checked)."""
+    cdef uint64_t h, p
+    cdef int32_t node, best, cnt
+    cdef int64_t t, have
     cdef uint32_t at = 0
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, j
     cdef _Caps cs = caps[0]  # a local copy: the stores to loads cannot change it
-    while t < limit:
-        if kind == WALK_RING:
-            node = core.walk_step(h, t, &at)
-        elif kind == WALK_TOP:
-            if t == 0 and spread == 1:
-                node = core.route1(h)  # the best node, without ranking the rest
-            elif t >= have:   # rank lazily: a few first, all of them if needed
-                have = n if have else min(n, spread + 7)
-                core.route_replicas(&h, 1, <uint32_t>have, row)
-                node = row[t]
+    for j in range(m):
+        h = hashes[j]
+        node = -1
+        best = -1
+        cnt = 0
+        t = 0
+        have = 0
+        while t < limit:
+            if kind == WALK_RING:
+                node = core.walk_step(h, t, &at)
+            elif kind == WALK_TOP:
+                if t == 0 and spread == 1:
+                    node = core.route1(h)  # the best node, without ranking the rest
+                elif t >= have:   # rank lazily: a few first, all of them if needed
+                    have = n if have else min(n, spread + 7)
+                    core.route_replicas(&h, 1, <uint32_t>have, row)
+                    node = row[t]
+                else:
+                    node = row[t]
             else:
-                node = row[t]
-        else:
-            p = h if t == 0 else ch_mix64(h + <uint64_t>t * BOUNDED_STEP)
-            node = core.route1(p)
-        t += 1
-        if cnt < spread:
-            if _seen(seen, cnt, node):
-                continue
-            seen[cnt] = node
-            cnt += 1
-            if loads[node] < _cap(&cs, node) and (best < 0 or loads[node] < loads[best]):
+                p = h if t == 0 else ch_mix64(h + <uint64_t>t * BOUNDED_STEP)
+                node = core.route1(p)
+            t += 1
+            if cnt < spread:
+                if _seen(seen, cnt, node):
+                    continue
+                seen[cnt] = node
+                cnt += 1
+                if loads[node] < _cap(&cs, node) and (best < 0 or loads[node] < loads[best]):
+                    best = node
+                if cnt == spread and best >= 0:
+                    break
+            elif loads[node] < _cap(&cs, node):
                 best = node
-            if cnt == spread and best >= 0:
                 break
-        elif loads[node] < _cap(&cs, node):
-            best = node
-            break
-    if best < 0:  # the walk ran out: the first node with room, in index order
-        for i in range(n):
-            if loads[i] < _cap(&cs, i):
-                best = <int32_t>i
-                break
-    return best
+        if best < 0:  # the walk ran out: the first node with room, in index order
+            for i in range(n):
+                if loads[i] < _cap(&cs, i):
+                    best = <int32_t>i
+                    break
+        loads[best] += 1
+        out[j] = best
 
 
 def bounded_assign(_Router core, const uint64_t[::1] hashes, const int64_t[::1] caps,
@@ -120,7 +130,7 @@ def bounded_assign(_Router core, const uint64_t[::1] hashes, const int64_t[::1] 
         raise TypeError("unsupported router core 'NoneType'")
     kind = _walk_kind(core)
     core.check()
-    cdef Py_ssize_t n = loads.shape[0], m = hashes.shape[0], j
+    cdef Py_ssize_t n = loads.shape[0], m = hashes.shape[0]
     if caps.shape[0] != n or out.shape[0] != m:
         raise ValueError("caps, loads and out differ in length")
     if spread < 1:
@@ -138,7 +148,6 @@ def bounded_assign(_Router core, const uint64_t[::1] hashes, const int64_t[::1] 
     row_a = np.empty(max(n, 1), dtype=np.int32)
     cdef int32_t[::1] seen = seen_a
     cdef int32_t[::1] row = row_a
-    cdef int32_t best
     cdef int64_t limit = _walk_limit(core, kind, n)
     cdef _Caps cs
     cs.cap = &caps[0] if n else NULL
@@ -149,11 +158,8 @@ def bounded_assign(_Router core, const uint64_t[::1] hashes, const int64_t[::1] 
     if m == 0:
         return out.base if out.base is not None else np.asarray(out)
     with nogil:
-        for j in range(m):
-            best = _bounded_walk(core, kind, hashes[j], spread, limit, n, &loads[0], &cs,
-                                 &seen[0], &row[0])
-            loads[best] += 1
-            out[j] = best
+        _bounded_walk(core, kind, &hashes[0], m, spread, limit, n, &loads[0], &cs, &seen[0],
+                      &row[0], &out[0])
     return out.base if out.base is not None else np.asarray(out)
 
 
@@ -291,9 +297,9 @@ cdef class _LiveLoad:
         if spread < 1:
             raise ValueError("spread must be >= 1")
         self._set_caps(<uint64_t>self.held + 1)
-        cdef int32_t best = _bounded_walk(self.core, self.kind, h, spread, self.limit, n,
-                                          self.ld, &self.caps, self.seen, self.row)
-        self.ld[best] += 1
+        cdef int32_t best
+        _bounded_walk(self.core, self.kind, &h, 1, spread, self.limit, n, self.ld, &self.caps,
+                      self.seen, self.row, &best)  # counts it in ld
         self.held += 1
         if self.fixed:
             self.room -= 1
