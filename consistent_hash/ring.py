@@ -107,7 +107,8 @@ class HashRing(HashedRouter):
 
     def _install(self, core: _Ring, weights: dict[str, float]) -> None:
         # The weights are set before the core: a reader sees the core, whose nodes match them.
-        self._down = self._down.intersection(weights)  # a removed node is no longer down
+        if self._down:
+            self._down = self._down.intersection(weights)  # a removed node is no longer down
         if self._down:
             core = health_ring(core, self._down)
         self._weights = weights
