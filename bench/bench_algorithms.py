@@ -1,12 +1,18 @@
 """Benchmark every algorithm class: batch lookups of 1,000,000 keys (pre-hashed uint64 and a
 list of str) and the scalar get, in one process, printing a markdown table.
 
-    python bench/bench_algorithms.py [--keys N] [--repeat R] [--json]
+    python bench/bench_algorithms.py [--keys N] [--repeat R] [--json] [--percall]
 
 Each batch figure is the median of R runs (default 7) of one call over all keys, in ns per
 key; the scalar figure is the median over R runs of 100,000 get() calls, in ns per call.
 Every result is checked against a second path (scalar get or a reference kernel) before it
 counts.  Absolute times drift on a shared machine: compare rows measured in one run.
+
+The per-call ratios (printed after the table; alone with --percall) compare, in one process,
+each best of R runs: a BoundedLoad acquire + release pair against a scalar HashRing.get,
+BoundedLoad.assign_indices against get_indices on the same keys, and HashRing add + remove of
+one node on a 100-node ring against a bare np.insert + np.delete of the same 160 positions
+(the uint64 positions only).
 """
 
 from __future__ import annotations
@@ -40,6 +46,73 @@ def _median_ns(fn: Callable[[], Any], count: int, repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times) * 1e9 / count
+
+
+def _best_ns(fn: Callable[[], Any], count: int, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best * 1e9 / count
+
+
+def percall(n_keys: int, repeat: int) -> list[dict[str, Any]]:
+    """The per-call paths against their baselines (ours / baseline, best of repeat each)."""
+    rows = []
+    strs = [f"user:{i}" for i in range(n_keys)]
+    ring = HashRing(_names(100))
+    scalar = strs[:100_000]
+    get = ring.get
+    t_get = _best_ns(lambda: [get(k) for k in scalar], len(scalar), repeat)
+    bl = BoundedLoad(ring, c=1.25)
+    acq, rel = bl.acquire, bl.release
+
+    def pairs() -> None:
+        for k in scalar:
+            rel(acq(k))
+    pairs()
+    assert bl.loads == {}
+    t_pair = _best_ns(pairs, len(scalar), repeat)
+    rows.append({"case": "BoundedLoad acquire + release (ns/pair) vs HashRing.get (ns)",
+                 "ours": t_pair, "base": t_get, "target": 4.0})
+    t_idx = _best_ns(lambda: ring.get_indices(strs), n_keys, repeat)
+    t_asg = _best_ns(lambda: bl.assign_indices(strs), n_keys, repeat)
+    rows.append({"case": f"assign_indices vs get_indices, {n_keys:,} str keys (ns/key)",
+                 "ours": t_asg, "base": t_idx, "target": 3.0})
+    r100 = HashRing(_names(100))
+    pos = r100.positions.copy()
+    r100.add("node-new")
+    new = r100.owners == r100.nodes.index("node-new")
+    at = np.flatnonzero(new)  # where the new positions sit in the grown ring
+    ins = at - np.arange(len(at))  # their insertion points in the old ring
+    new_pos = r100.positions[new]
+    r100.remove("node-new")
+    grown = np.insert(pos, ins, new_pos)
+    assert np.array_equal(grown, HashRing(_names(100) + ["node-new"]).positions)
+    assert np.array_equal(np.delete(grown, at), pos)
+
+    def churn() -> None:
+        r100.add("node-new")
+        r100.remove("node-new")
+
+    def numpy_churn() -> None:  # the bare array work: the positions only
+        np.delete(np.insert(pos, ins, new_pos), at)
+    t_ch = _best_ns(churn, 1, repeat * 20)
+    t_np = _best_ns(numpy_churn, 1, repeat * 20)
+    rows.append({"case": "add + remove one node, 100 nodes x 160 vnodes (ns) vs np.insert + "
+                 "np.delete of the same positions", "ours": t_ch, "base": t_np, "target": 2.0})
+    return rows
+
+
+def percall_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| per-call path vs baseline | ours | baseline | ratio | target |",
+             "|---|---:|---:|---:|---|"]
+    for r in rows:
+        ratio = r["ours"] / r["base"]
+        lines.append(f"| {r['case']} | {_fmt(r['ours'])} | {_fmt(r['base'])} | {ratio:.2f}x | "
+                     f"<= {r['target']:g}x: {'met' if ratio <= r['target'] else 'missed'} |")
+    return "\n".join(lines)
 
 
 def _names(n: int) -> list[str]:
@@ -181,9 +254,16 @@ def main() -> None:
     p.add_argument("--keys", type=int, default=1_000_000)
     p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--json", action="store_true", help="print the raw results as JSON")
+    p.add_argument("--percall", action="store_true", help="only the per-call ratios")
     args = p.parse_args()
+    rows = percall(args.keys, args.repeat)
+    if args.percall:
+        print(json.dumps(rows, indent=1) if args.json else percall_table(rows))
+        return
     result = run(args.keys, args.repeat)
-    print(json.dumps(result, indent=1) if args.json else table(result))
+    result["percall"] = rows
+    print(json.dumps(result, indent=1) if args.json else
+          table(result) + "\n\n" + percall_table(rows))
 
 
 if __name__ == "__main__":

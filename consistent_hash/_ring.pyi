@@ -13,7 +13,7 @@ _hashring.pxi, _health.pxi, one per algorithm, _bounded.pxi, _compat.pxi.
 """
 
 from collections.abc import Callable, Iterable
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -188,6 +188,8 @@ class _Ring(_Router):
         owners: npt.ArrayLike,
         nodes: tuple[str, ...],
         hasher: _Hasher,
+        *,
+        fresh: bool = False,
     ) -> Self: ...
     @property
     def positions(self) -> npt.NDArray[np.uint64]:
@@ -210,6 +212,18 @@ def label_positions(
 
 def sort_pairs(keys: npt.NDArray[np.uint64], vals: npt.NDArray[np.int32]) -> None:
     """Stable in-place sort of (keys, vals) by keys."""
+
+def ring_insert(
+    core: _Ring, pb: npt.NDArray[np.uint64], ob: npt.NDArray[np.int32], r: int
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+    """core's layout with owner r's sorted run merged in, owners >= r renumbered + 1: (padded
+    positions, owners) for ``_Ring(..., fresh=True)``."""
+
+def ring_remove(
+    core: _Ring, r: int
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+    """core's layout without owner r, owners above r renumbered - 1: (padded positions,
+    owners) for ``_Ring(..., fresh=True)``."""
 
 def merge_sorted(
     pa: npt.NDArray[np.uint64],
@@ -334,6 +348,55 @@ def bounded_assign(
     out: npt.NDArray[np.int32],
 ) -> npt.NDArray[np.int32]:
     """Assign each hash in turn to a node below capacity; ``loads`` is updated in place."""
+
+@disjoint_base
+class _LiveLoad:
+    """BoundedLoad's live load over one router snapshot (loads by node index, capacity rule)."""
+
+    def __new__(
+        cls,
+        core: _Router,
+        state: object,
+        loads: npt.ArrayLike,
+        held: int,
+        py_hash: bool,
+        caps: npt.ArrayLike | None = None,
+        ratios: list[tuple[int, int]] | None = None,
+    ) -> Self: ...
+    @property
+    def core(self) -> _Router: ...
+    @property
+    def state(self) -> object: ...
+    @property
+    def loads(self) -> npt.NDArray[np.int64]: ...
+    held: int
+    def acquire(self, router: object, key: object, spread: int) -> str | bool | None:
+        """The node of one key (counted); None: the router has another snapshot; False:
+        every node is at its fixed capacity."""
+    def release(self, node: object) -> bool:
+        """Give back one unit of a node of this snapshot (False: not one of its nodes)."""
+    def items(self) -> dict[str, int]:
+        """{name: load} of the nodes holding load."""
+
+@disjoint_base
+class _CLock:
+    """A non-reentrant lock used as a context manager."""
+
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *exc: object) -> Literal[False]: ...
+
+@disjoint_base
+class _BoundedBase:
+    """BoundedLoad's acquire and release, in C."""
+
+    _router: Any
+    _live: _LiveLoad | None
+    @property
+    def _lock(self) -> _CLock: ...
+    def acquire(self, key: str | bytes | int, *, spread: int = 1) -> str:
+        """Place one key given the load held now, count it, and return its node."""
+    def release(self, node: str) -> None:
+        """Give back one unit of load held by ``node``."""
 
 # --- src/_compat.pxi: compatibility rings (ketama, uhashring, hashring, Redis, Cassandra) ---
 

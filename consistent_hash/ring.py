@@ -12,7 +12,15 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
-from consistent_hash._ring import EmptyRingError, _Ring, health_ring, label_positions, merge_sorted
+from consistent_hash._ring import (
+    EmptyRingError,
+    _Ring,
+    health_ring,
+    label_positions,
+    merge_sorted,
+    ring_insert,
+    ring_remove,
+)
 from consistent_hash._router import HashedRouter, weights_repr
 from consistent_hash._validate import (
     MAX_TOTAL_VNODES,
@@ -99,7 +107,8 @@ class HashRing(HashedRouter):
 
     def _install(self, core: _Ring, weights: dict[str, float]) -> None:
         # The weights are set before the core: a reader sees the core, whose nodes match them.
-        self._down = self._down.intersection(weights)  # a removed node is no longer down
+        if self._down:
+            self._down = self._down.intersection(weights)  # a removed node is no longer down
         if self._down:
             core = health_ring(core, self._down)
         self._weights = weights
@@ -131,14 +140,13 @@ class HashRing(HashedRouter):
             names = core.nodes
             r = bisect.bisect_left(names, name)
             new_pos, new_own = self._node_positions(core, name, w, r)
-            owners = np.array(core.owners, dtype=np.int32)
-            owners[owners >= r] += 1
-            pos, own = merge_sorted(core.positions, owners, new_pos, new_own)
-            new_weights = dict(weights)
-            new_weights[name] = w
+            # One pass: the merge renumbers the owners from r on; the arrays are the ring's.
+            pos, own = ring_insert(core, new_pos, new_own, r)
             new_names = names[:r] + (name,) + names[r:]
-            self._install(_Ring(pos, own, new_names, core.hasher),
-                          {n: new_weights[n] for n in new_names})
+            ws = list(weights.values())  # in the order of names (every snapshot's weights are)
+            ws.insert(r, w)
+            self._install(_Ring(pos, own, new_names, core.hasher, fresh=True),
+                          dict(zip(new_names, ws, strict=True)))
 
     def remove(self, node: str) -> None:
         """Remove a node; only its keys move (each to its next node clockwise).
@@ -152,13 +160,11 @@ class HashRing(HashedRouter):
                 raise KeyError(node)
             names = core.nodes
             r = names.index(node)
-            keep = core.owners != r
-            owners = core.owners[keep]
-            owners = owners - (owners > r).astype(np.int32)
+            pos, own = ring_remove(core, r)  # one pass: filter and renumber
             new_names = names[:r] + names[r + 1 :]
-            new_weights = {n: weights[n] for n in new_names}
-            self._install(_Ring(core.positions[keep], owners, new_names, core.hasher),
-                          new_weights)
+            new_weights = dict(weights)  # the order of names, less one
+            del new_weights[node]
+            self._install(_Ring(pos, own, new_names, core.hasher, fresh=True), new_weights)
 
     def set_weight(self, node: str, weight: float) -> None:
         """Change a node's weight; keys move only to or from that node.

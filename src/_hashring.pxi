@@ -27,21 +27,36 @@ cdef class _Ring(_Router):
     cdef uint32_t n
     cdef int k
 
-    def __cinit__(self, positions, owners, tuple nodes, _Hasher hasher):
-        positions = np.ascontiguousarray(positions, dtype=np.uint64)
-        owners = np.ascontiguousarray(owners, dtype=np.int32)
-        cdef Py_ssize_t V = positions.shape[0]
-        if owners.shape[0] != V:
-            raise ValueError("positions and owners differ in length")
+    def __cinit__(self, positions, owners, tuple nodes, _Hasher hasher, *, bint fresh=False):
+        # fresh: the arrays are new and this ring's alone (ring_insert, ring_remove): positions
+        # already padded (uint64, at least len(owners) + CH_PAD, UINT64_MAX from len(owners)),
+        # owners int32; they are adopted, made read-only, not copied.
+        cdef Py_ssize_t V
+        if fresh:
+            if (positions.dtype != np.uint64 or owners.dtype != np.int32
+                    or not positions.flags.c_contiguous or not owners.flags.c_contiguous
+                    or positions.shape[0] < owners.shape[0] + CH_PAD):
+                raise ValueError("fresh arrays: padded uint64 positions and int32 owners")
+            V = owners.shape[0]
+        else:
+            positions = np.ascontiguousarray(positions, dtype=np.uint64)
+            owners = np.ascontiguousarray(owners, dtype=np.int32)
+            V = positions.shape[0]
+            if owners.shape[0] != V:
+                raise ValueError("positions and owners differ in length")
         if V >= (1 << 31) - CH_PAD:
             raise ValueError("ring too large")
         self.init_router(nodes, hasher, "ring")
         self.has_replicas = True
         if V == 0:
             self.live = 0
-        padded = np.full(V + CH_PAD, np.iinfo(np.uint64).max, dtype=np.uint64)
-        padded[:V] = positions
-        own = owners.copy()
+        if fresh:
+            padded = positions
+            own = owners
+        else:
+            padded = np.full(V + CH_PAD, np.iinfo(np.uint64).max, dtype=np.uint64)
+            padded[:V] = positions
+            own = owners.copy()
         # Read-only views of read-only arrays: a view's writeable flag cannot be set back.
         own.flags.writeable = False
         padded.flags.writeable = False
@@ -244,3 +259,106 @@ def merge_sorted(const uint64_t[::1] pa, const int32_t[::1] oa,
     with nogil:
         ch_merge(ppa, poa, na, ppb, pob, nb, &pov[0], &oov[0])
     return po, oo
+
+
+cdef inline void _copy_renumbered(const uint64_t *pa, const int32_t *oa, Py_ssize_t k,
+                                  int32_t r, int32_t d, uint64_t *po, int32_t *oo) noexcept nogil:
+    """po[:k] = pa[:k]; oo[:k] = oa[:k] + d where oa >= r (d = +1: an owner inserted at r) or
+    > r (d = -1: owner r removed)."""
+    cdef Py_ssize_t t
+    if k <= 0:
+        return
+    memcpy(po, pa, <size_t>k * sizeof(uint64_t))
+    if d > 0:
+        for t in range(k):
+            oo[t] = oa[t] + (oa[t] >= r)
+    else:
+        for t in range(k):
+            oo[t] = oa[t] - (oa[t] > r)
+
+
+def ring_insert(_Ring core, const uint64_t[::1] pb, const int32_t[::1] ob, int32_t r):
+    """core's layout with the (position, owner)-sorted run (pb, ob) of a new owner r merged
+    in, core's owners >= r renumbered + 1 as they are copied: (padded positions, owners),
+    fresh for _Ring(..., fresh=True).  The same order as merge_sorted of the renumbered
+    layout: runs of core's positions are copied whole between the new ones."""
+    cdef Py_ssize_t na = core.n, nb = pb.shape[0], i = 0, j, e, lo, hi, mid, o = 0
+    if ob.shape[0] != nb:
+        raise ValueError("positions and owners differ in length")
+    for j in range(nb):
+        if ob[j] != r:
+            raise ValueError("the new positions must all be owner r's")
+    padded = np.empty(na + nb + CH_PAD, dtype=np.uint64)
+    own = np.empty(na + nb, dtype=np.int32)
+    cdef uint64_t[::1] pv = padded
+    cdef int32_t[::1] ov = own
+    cdef const int32_t[::1] oav = core.owners
+    cdef const uint64_t *pa = core.pos
+    cdef const int32_t *oa = &oav[0] if na else NULL
+    cdef uint64_t *po = &pv[0]
+    cdef int32_t *oo = &ov[0] if na + nb else NULL
+    cdef uint64_t x
+    with nogil:
+        for j in range(nb):
+            x = pb[j]
+            lo = i  # the first index >= i whose position is >= x
+            hi = na
+            while lo < hi:
+                mid = lo + (hi - lo) // 2
+                if pa[mid] < x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            e = lo  # ties at x: the old owners below r come first (renumbered, they stay < r)
+            while e < na and pa[e] == x and oa[e] < r:
+                e += 1
+            _copy_renumbered(pa + i, oa + i, e - i, r, 1, po + o, oo + o)
+            o += e - i
+            i = e
+            po[o] = x
+            oo[o] = r
+            o += 1
+        _copy_renumbered(pa + i, oa + i, na - i, r, 1, po + o, oo + o)
+        o += na - i
+        for i in range(CH_PAD):
+            po[o + i] = ~(<uint64_t>0)
+    return padded, own
+
+
+def ring_remove(_Ring core, int32_t r):
+    """core's layout without owner r's positions, the owners above r renumbered - 1 (runs
+    between r's positions copied whole): (padded positions, owners), fresh for
+    _Ring(..., fresh=True)."""
+    cdef Py_ssize_t n = core.n, i, e, start = 0, o = 0
+    padded = np.empty(n + CH_PAD, dtype=np.uint64)
+    own = np.empty(n, dtype=np.int32)
+    cdef uint64_t[::1] pv = padded
+    cdef int32_t[::1] ov = own
+    cdef const int32_t[::1] oav = core.owners
+    cdef const uint64_t *pa = core.pos
+    cdef const int32_t *oa = &oav[0] if n else NULL
+    cdef uint64_t *po = &pv[0]
+    cdef int32_t *oo = &ov[0] if n else NULL
+    cdef Py_ssize_t b, t
+    cdef int hit
+    with nogil:
+        b = 0
+        while b < n:  # blocks of 64 owners tested at once (a loop the compiler vectorizes)
+            e = min(b + 64, n)
+            hit = 0
+            for t in range(b, e):
+                hit |= oa[t] == r
+            if hit:
+                for i in range(b, e):
+                    if oa[i] == r:
+                        _copy_renumbered(pa + start, oa + start, i - start, r, -1, po + o,
+                                         oo + o)
+                        o += i - start
+                        start = i + 1
+            b = e
+        _copy_renumbered(pa + start, oa + start, n - start, r, -1, po + o, oo + o)
+        o += n - start
+        for i in range(o, n + CH_PAD):  # the pad, and the room the removed ones left
+            po[i] = ~(<uint64_t>0)
+    own.flags.writeable = False  # so no view of it can be made writeable again
+    return padded, own[:o]

@@ -3,6 +3,15 @@
 # no C of their own; each header below is listed once, with what the pieces use from it.
 
 from cpython.object cimport PyObject
+from cpython.pythread cimport (
+    NOWAIT_LOCK,
+    WAIT_LOCK,
+    PyThread_acquire_lock,
+    PyThread_allocate_lock,
+    PyThread_free_lock,
+    PyThread_release_lock,
+    PyThread_type_lock,
+)
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 
 cdef extern from "Python.h":
@@ -94,6 +103,9 @@ cdef extern from "ch_mix.h" nogil:
     uint64_t ch_mulhi(uint64_t a, uint64_t b)
     enum:
         CH_GOLDEN
+
+cdef extern from "ch_bounded.h" nogil:
+    int64_t ch_ceil_ratio(uint64_t m, uint64_t num, uint64_t den)
 
 cdef extern from "ch_health.h" nogil:
     size_t ch_health_owners(const int32_t *owners, const uint8_t *down, uint32_t n,

@@ -222,3 +222,62 @@ def test_down_nodes_get_nothing() -> None:
     got = bl.assign_many([f"k{i}" for i in range(1800)])
     assert not {"n1", "n2"} & set(got)
     assert max(np.unique(got, return_counts=True)[1]) == 100
+
+
+def _batch_node(bl: BoundedLoad, key: str, caps: dict[str, int], loads: dict[str, int]) -> str:
+    """The node the batch kernel gives one key under these capacities and loads."""
+    from consistent_hash._ring import bounded_assign
+    core = bl.router._core
+    out = np.empty(1, dtype=np.int32)
+    bounded_assign(core, np.array([bl.router.hash(key)], dtype=np.uint64),
+                   np.array([caps[n] for n in core.nodes], dtype=np.int64),
+                   np.array([loads[n] for n in core.nodes], dtype=np.int64), 1, out)
+    return str(core.nodes[int(out[0])])
+
+
+@pytest.mark.parametrize("weights", [
+    {"a": 1.0, "b": 2.5, "c": 0.75},                 # capacities in 64-bit integers
+    {"a": 1.0, "b": 2.5, "c": 1e-300, "d": 3.0},     # ratios beyond 64 bits: Python ints
+])
+@pytest.mark.parametrize("c", [1.0, 1.1, 1.25])
+def test_live_capacities_exact_weighted(weights: dict[str, float], c: float) -> None:
+    ring = HashRing(weights)
+    bl = BoundedLoad(ring, c=c)
+    held: dict[str, int] = {}
+    for i in range(300):
+        want = _batch_node(bl, f"k{i}", bl.capacities(sum(held.values()) + 1),
+                           {n: held.get(n, 0) for n in ring.nodes})
+        assert bl.acquire(f"k{i}") == want
+        held[want] = held.get(want, 0) + 1
+        if i % 3 == 2:
+            gone = sorted(held)[i % len(held)]
+            bl.release(gone)
+            held[gone] -= 1
+            if not held[gone]:
+                del held[gone]
+        assert bl.loads == held
+    ring.mark_down("b")  # the capacities follow the router: b's is 0 now
+    node = bl.acquire("after")
+    assert node != "b" and bl.loads[node] == held.get(node, 0) + 1
+
+
+def test_live_load_threads() -> None:
+    import threading
+    ring = HashRing(NAMES)
+    bl = BoundedLoad(ring, capacity=1000)
+    errors: list[BaseException] = []
+
+    def work(t: int) -> None:
+        try:
+            for i in range(2000):
+                bl.release(bl.acquire(f"t{t}-{i % 50}"))
+                if i % 500 == 0 and t == 0:
+                    ring.add(f"new-{i}")
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors and bl.loads == {}

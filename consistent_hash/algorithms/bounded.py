@@ -20,14 +20,13 @@ first ``k`` distinct nodes), which spreads a single hot key over ``k`` nodes.
 from __future__ import annotations
 
 import math
-import threading
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash._ring import bounded_assign, take_names
+from consistent_hash._ring import _BoundedBase, _LiveLoad, bounded_assign, take_names
 from consistent_hash._router import Router
 from consistent_hash._threads import check_threads
 from consistent_hash._validate import check_int, check_name, check_nulls
@@ -49,7 +48,7 @@ def _check_c(c: Any) -> float:
     return v
 
 
-class BoundedLoad:
+class BoundedLoad(_BoundedBase):
     """Bounded-load assignment over a router (HashRing, JumpHash, Rendezvous, Maglev,
     MultiProbe or MementoHash).
 
@@ -79,8 +78,8 @@ class BoundedLoad:
     >>> bl.release(node)
     """
 
-    __slots__ = ("_router", "_c", "_c_ratio", "_capacity", "_lock", "_loads", "_held", "_snap",
-                 "__weakref__")
+    # _router, _live and _lock are the base's (the core's _BoundedBase: acquire, release).
+    __slots__ = ("_c", "_c_ratio", "_capacity", "_orphans", "__weakref__")
 
     def __init__(self, router: Any, c: float = 1.25, *, capacity: int | None = None) -> None:
         if not isinstance(router, Router):
@@ -91,10 +90,11 @@ class BoundedLoad:
         self._c = _check_c(c)
         self._c_ratio = Fraction(repr(self._c)).as_integer_ratio()
         self._capacity = None if capacity is None else check_int(capacity, "capacity", 1)
-        self._lock = threading.Lock()
-        self._loads: dict[str, int] = {}
-        self._held = 0
-        self._snap: tuple[Any, ...] | None = None  # (core, loads array, node index, shares)
+        # The live load: by node index in _live (over the router's snapshot it was built for),
+        # by name in _orphans for the nodes holding load that snapshot does not have.
+        self._orphans: dict[str, int] = {}
+        self._live: _LiveLoad | None = None
+        self._live = self._new_live(0)
 
     @property
     def router(self) -> Any:
@@ -200,74 +200,85 @@ class BoundedLoad:
 
     # -- live load ---------------------------------------------------------------------------
 
-    def _live_snapshot(self) -> tuple[Any, ...]:
-        """The router's current snapshot with the live loads laid out by node index."""
-        core = self._router._core
-        # A weight change that keeps every vnode count keeps the core but swaps the weights
-        # dict: either change invalidates the cached shares.
-        state = getattr(self._router, "_weights", None)
-        snap = self._snap
-        if snap is None or snap[0] is not core or snap[4] is not state:
-            nodes = core.nodes
-            loads = np.array([self._loads.get(n, 0) for n in nodes], dtype=np.int64)
-            snap = (core, loads, {n: i for i, n in enumerate(nodes)}, self._shares(core)[1],
-                    state)
-            self._snap = snap
-        return snap
+    def _new_live(self, held: int) -> _LiveLoad:
+        """The live load over the router's current snapshot, the loads carried over by name."""
+        router = self._router
+        core = router._core
+        state = getattr(router, "_weights", None)
+        old, orphans = self._live, self._orphans
+        if old is not None:
+            orphans.update(old.items())
+        loads = [orphans.pop(n, 0) for n in core.nodes]
+        # The router's own hash when it checks keys or narrows hashes; else the core's hasher.
+        py_hash = (type(router)._check_keys is not Router._check_keys
+                   or router._hash_shift != 0)
+        shares = self._shares(core)[1]
+        n = len(core.nodes)
+        if self._capacity is not None:
+            caps = self._caps_from(shares, n, 0) if shares is not None else [self._capacity]
+            return _LiveLoad(core, state, loads, held, py_hash, caps=caps)
+        # ceil(m * num / den) per node: the rule of _caps_from, each ratio in lowest terms.
+        num, den = self._c_ratio
+        if shares is None:
+            ratios = [(num, den * max(n, 1))]
+        else:
+            total = den * sum(shares)
+            ratios = ([(num * a, total) for a in shares] if total else [(0, 1)] * n)
+        ratios = [(p // g, q // g) for p, q in ratios for g in (math.gcd(p, q) or 1,)]
+        return _LiveLoad(core, state, loads, held, py_hash, ratios=ratios)
 
-    def acquire(self, key: str | bytes | int, *, spread: int = 1) -> str:
-        """Place one key given the load held now, count it, and return its node.
+    # acquire(key, *, spread=1) and release(node) are the base's, in C: the plain case in
+    # one call under self._lock; the rest comes here.
 
-        The capacity is computed for the held load plus this key, so the node returned is
-        below it.  Raises CapacityError when a fixed ``capacity`` is reached everywhere.
-        """
-        spread = check_int(spread, "spread", 1)
+    def _acquire_slow(self, key: str | bytes | int, spread: Any) -> str:
+        spread = min(check_int(spread, "spread", 1), 1 << 30)
         with self._lock:
-            core, loads, _, shares, _ = self._live_snapshot()
-            core.check_nonempty()
-            caps = self._caps_from(shares, len(loads), self._held + 1)
-            if not (caps > loads).any():
-                raise CapacityError(f"every node is at its capacity ({int(caps.max())}); "
+            live = self._live
+            node = live.acquire(self._router, key, spread) if live is not None else None
+            if node is None:  # the router changed: a new snapshot, the loads by name
+                live = self._live = self._new_live(live.held if live is not None else 0)
+                node = live.acquire(self._router, key, spread)
+            if node is False:
+                raise CapacityError(f"every node is at its capacity ({self._capacity}); "
                                     "release load or raise the capacity")
-            h = np.array([self._router.hash(key)], dtype=np.uint64)
-            out = np.empty(1, dtype=np.int32)
-            bounded_assign(core, h, caps, loads, min(spread, 1 << 30), out)  # loads += 1 there
-            node: str = core.nodes[int(out[0])]
-            self._loads[node] = self._loads.get(node, 0) + 1
-            self._held += 1
+            assert isinstance(node, str)
             return node
 
-    def release(self, node: str) -> None:
-        """Give back one unit of load held by ``node``.
-
-        Raises KeyError if the node holds no load.
-        """
+    def _release_slow(self, node: Any) -> None:
         check_name(node)
         with self._lock:
-            held = self._loads.get(node, 0)
+            live = self._live
+            assert live is not None
+            if live.release(node):
+                return
+            held = self._orphans.get(node, 0)
             if held <= 0:
                 raise KeyError(node)
             if held == 1:
-                del self._loads[node]
+                del self._orphans[node]
             else:
-                self._loads[node] = held - 1
-            self._held -= 1
-            snap = self._snap
-            if snap is not None and node in snap[2]:
-                snap[1][snap[2][node]] -= 1
+                self._orphans[node] = held - 1
+            live.held -= 1
+
+    def _held_loads(self) -> dict[str, int]:
+        live = self._live
+        assert live is not None
+        loads = dict(self._orphans)
+        loads.update(live.items())
+        return loads
 
     @property
     def loads(self) -> dict[str, int]:
         """The live load of each node (nodes holding none are omitted)."""
         with self._lock:
-            return dict(self._loads)
+            return self._held_loads()
 
     def reset(self) -> None:
         """Forget all live load."""
         with self._lock:
-            self._loads.clear()
-            self._held = 0
-            self._snap = None
+            self._orphans.clear()
+            self._live = None
+            self._live = self._new_live(0)
 
     def __repr__(self) -> str:
         cap = f", capacity={self._capacity}" if self._capacity is not None else ""
@@ -279,7 +290,7 @@ class BoundedLoad:
         """An independent assigner over a copy of the router, holding the same live loads."""
         with self._lock:
             return BoundedLoad._restore(self._router.copy(), self._c, self._capacity,
-                                        dict(self._loads))
+                                        self._held_loads())
 
     def __copy__(self) -> BoundedLoad:
         return self.copy()
@@ -290,14 +301,15 @@ class BoundedLoad:
     def __reduce__(self) -> tuple[Any, ...]:
         with self._lock:
             return (BoundedLoad._restore, (self._router, self._c, self._capacity,
-                                           dict(self._loads)))
+                                           self._held_loads()))
 
     @staticmethod
     def _restore(router: Any, c: float, capacity: int | None, loads: dict[str, int]
                  ) -> BoundedLoad:
         new = BoundedLoad(router, c, capacity=capacity)
-        new._loads = {n: int(v) for n, v in loads.items() if v > 0}
-        new._held = sum(new._loads.values())
+        new._orphans = {n: int(v) for n, v in loads.items() if v > 0}
+        new._live = None
+        new._live = new._new_live(sum(new._orphans.values()))
         return new
 
 
