@@ -24,7 +24,6 @@ from typing_extensions import Buffer, Self, disjoint_base
 # Name of a built-in hash -> its C id (CH_XXH3, CH_XXH64, CH_MURMUR3, CH_MD5, compat ids).
 HASH_IDS: Final[dict[str, int]]
 # Name of a built-in hash -> exclusive upper bound of its seed (1 << 64, 1 << 32 or 1).
-SEED_LIMITS: Final[dict[str, int]]
 
 def hash_bytes(name: str, data: Buffer, seed: int = 0) -> int:
     """One built-in hash ("xxh3", "xxh64", "murmur3", "md5") of a C-contiguous byte buffer."""

@@ -33,9 +33,6 @@ HASH_IDS = {"xxh3": CH_XXH3, "xxh64": CH_XXH64, "murmur3": CH_MURMUR3, "md5": CH
             # _compat.pxi)
             "one_at_a_time": 4, "ketama_md5": 5, "ketama_md5_next": 6, "md5_next": 7,
             "redis_slot": 8, "cassandra": 9, "cassandra_raw": 10}
-SEED_LIMITS = {"xxh3": 1 << 64, "xxh64": 1 << 64, "murmur3": 1 << 32, "md5": 1,
-               "one_at_a_time": 1, "ketama_md5": 1, "ketama_md5_next": 1, "md5_next": 1,
-               "redis_slot": 1, "cassandra": 1, "cassandra_raw": 1 << 64}
 
 _U64_MASK = (1 << 64) - 1
 
