@@ -189,7 +189,10 @@ class _Ring(_Router):
         hasher: _Hasher,
         *,
         fresh: bool = False,
+        prefix: npt.NDArray[np.uint32] | None = None,
     ) -> Self: ...
+    @property
+    def prefix_index(self) -> npt.NDArray[np.uint32]: ...
     @property
     def positions(self) -> npt.NDArray[np.uint64]:
         """Read-only uint64 array of vnode positions, ascending."""
@@ -214,15 +217,15 @@ def sort_pairs(keys: npt.NDArray[np.uint64], vals: npt.NDArray[np.int32]) -> Non
 
 def ring_insert(
     core: _Ring, pb: npt.NDArray[np.uint64], ob: npt.NDArray[np.int32], r: int
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32], npt.NDArray[np.uint32] | None]:
     """core's layout with owner r's sorted run merged in, owners >= r renumbered + 1: (padded
-    positions, owners) for ``_Ring(..., fresh=True)``."""
+    positions, owners, prefix index or None) for ``_Ring(..., fresh=True, prefix=...)``."""
 
 def ring_remove(
     core: _Ring, r: int
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32], npt.NDArray[np.uint32] | None]:
     """core's layout without owner r, owners above r renumbered - 1: (padded positions,
-    owners) for ``_Ring(..., fresh=True)``."""
+    owners, prefix index or None) for ``_Ring(..., fresh=True, prefix=...)``."""
 
 def merge_sorted(
     pa: npt.NDArray[np.uint64],

@@ -17,7 +17,6 @@ from consistent_hash._ring import (
     _Ring,
     health_ring,
     label_positions,
-    merge_sorted,
     ring_insert,
     ring_remove,
 )
@@ -141,11 +140,11 @@ class HashRing(HashedRouter):
             r = bisect.bisect_left(names, name)
             new_pos, new_own = self._node_positions(core, name, w, r)
             # One pass: the merge renumbers the owners from r on; the arrays are the ring's.
-            pos, own = ring_insert(core, new_pos, new_own, r)
+            pos, own, prefix = ring_insert(core, new_pos, new_own, r)
             new_names = names[:r] + (name,) + names[r:]
             ws = list(weights.values())  # in the order of names (every snapshot's weights are)
             ws.insert(r, w)
-            self._install(_Ring(pos, own, new_names, core.hasher, fresh=True),
+            self._install(_Ring(pos, own, new_names, core.hasher, fresh=True, prefix=prefix),
                           dict(zip(new_names, ws, strict=True)))
 
     def remove(self, node: str) -> None:
@@ -160,11 +159,12 @@ class HashRing(HashedRouter):
                 raise KeyError(node)
             names = core.nodes
             r = names.index(node)
-            pos, own = ring_remove(core, r)  # one pass: filter and renumber
+            pos, own, prefix = ring_remove(core, r)  # one pass: filter and renumber
             new_names = names[:r] + names[r + 1 :]
             new_weights = dict(weights)  # the order of names, less one
             del new_weights[node]
-            self._install(_Ring(pos, own, new_names, core.hasher, fresh=True), new_weights)
+            self._install(_Ring(pos, own, new_names, core.hasher, fresh=True, prefix=prefix),
+                          new_weights)
 
     def set_weight(self, node: str, weight: float) -> None:
         """Change a node's weight; keys move only to or from that node.
@@ -183,10 +183,15 @@ class HashRing(HashedRouter):
                 self._install(core, new_weights)
                 return
             r = core.nodes.index(node)
-            keep = core.owners != r
-            new_pos, new_own = self._node_positions(core, node, w, r)
-            pos, own = merge_sorted(core.positions[keep], core.owners[keep], new_pos, new_own)
-            self._install(_Ring(pos, own, core.nodes, core.hasher), new_weights)
+            # The node's old positions out and its new ones in, each one pass of the C merge
+            # (the owners' renumbering by the removal is undone by the insertion).
+            pos, own, prefix = ring_remove(core, r)
+            names = core.nodes[:r] + core.nodes[r + 1 :]
+            without = _Ring(pos, own, names, core.hasher, fresh=True, prefix=prefix)
+            new_pos, new_own = self._node_positions(without, node, w, r)
+            pos, own, prefix = ring_insert(without, new_pos, new_own, r)
+            self._install(_Ring(pos, own, core.nodes, core.hasher, fresh=True, prefix=prefix),
+                          new_weights)
 
     # -- introspection ----------------------------------------------------------------------
 

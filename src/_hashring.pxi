@@ -27,10 +27,12 @@ cdef class _Ring(_Router):
     cdef uint32_t n
     cdef int k
 
-    def __cinit__(self, positions, owners, tuple nodes, _Hasher hasher, *, bint fresh=False):
+    def __cinit__(self, positions, owners, tuple nodes, _Hasher hasher, *, bint fresh=False,
+                  prefix=None):
         # fresh: the arrays are new and this ring's alone (ring_insert, ring_remove): positions
         # already padded (uint64, at least len(owners) + CH_PAD, UINT64_MAX from len(owners)),
-        # owners int32; they are adopted, made read-only, not copied.
+        # owners int32; they are adopted, made read-only, not copied.  prefix (fresh only): the
+        # prefix index those functions derived from the old ring's (None: build it here).
         cdef Py_ssize_t V
         if fresh:
             if (positions.dtype != np.uint64 or owners.dtype != np.int32
@@ -65,14 +67,21 @@ cdef class _Ring(_Router):
         self.owners = own.view()
         self.n = <uint32_t>V
         self.k = ch_prefix_bits(<size_t>V)
-        prefix = np.empty((1 << self.k) + 1, dtype=np.uint32)
+        cdef bint built = prefix is not None
+        if built and (not fresh or prefix.dtype != np.uint32 or not prefix.flags.c_contiguous
+                      or prefix.shape[0] != (1 << self.k) + 1):
+            raise ValueError("prefix: a fresh ring's uint32 index of 2**k + 1 entries")
+        if not built:
+            prefix = np.empty((1 << self.k) + 1, dtype=np.uint32)
         cdef uint32_t[::1] pv = prefix
         cdef const uint64_t[::1] ppv = padded
         cdef const int32_t[::1] ov = own
         self.pos = &ppv[0]
         self.own = &ov[0] if V else NULL
-        with nogil:
-            ch_build_prefix(self.pos, self.n, self.k, &pv[0])
+        if not built:
+            with nogil:
+                ch_build_prefix(self.pos, self.n, self.k, &pv[0])
+        prefix.flags.writeable = False
         self._prefix = prefix
         self.idx = &pv[0]
         self._replica_tables = {}
@@ -86,6 +95,12 @@ cdef class _Ring(_Router):
 
     def __dealloc__(self):
         free(self.reps)
+
+    @property
+    def prefix_index(self):
+        """The read-only prefix index: entry b is the number of positions whose top k bits
+        are below b (k = log2(len - 1)), where the search for a hash starts."""
+        return self._prefix
 
     cdef void route(self, const uint64_t *h, Py_ssize_t m, int32_t *out) noexcept nogil:
         ch_lookup_batch(self.pos, self.n, self.idx, self.k, self.own, h, <size_t>m, out)
@@ -281,7 +296,8 @@ def ring_insert(_Ring core, const uint64_t[::1] pb, const int32_t[::1] ob, int32
     """core's layout with the (position, owner)-sorted run (pb, ob) of a new owner r merged
     in, core's owners >= r renumbered + 1 as they are copied: (padded positions, owners),
     fresh for _Ring(..., fresh=True).  The same order as merge_sorted of the renumbered
-    layout: runs of core's positions are copied whole between the new ones."""
+    layout: runs of core's positions are copied whole between the new ones.  The third item is
+    the new prefix index, shifted from core's (None when k changes: _Ring builds it)."""
     cdef Py_ssize_t na = core.n, nb = pb.shape[0], i = 0, j, e, lo, hi, mid, o = 0
     if ob.shape[0] != nb:
         raise ValueError("positions and owners differ in length")
@@ -322,13 +338,27 @@ def ring_insert(_Ring core, const uint64_t[::1] pb, const int32_t[::1] ob, int32
         o += na - i
         for i in range(CH_PAD):
             po[o + i] = ~(<uint64_t>0)
-    return padded, own
+    return padded, own, _adjusted_prefix(core, na + nb, &pb[0] if nb else NULL, nb, 1)
+
+
+cdef object _adjusted_prefix(_Ring core, Py_ssize_t v, const uint64_t *chg, Py_ssize_t m,
+                             int sign):
+    """The prefix index of a ring of v positions that is core with the sorted positions chg
+    added (sign 1) or removed (-1), or None when its k differs from core's (or it is empty):
+    then _Ring builds it from the positions."""
+    if v == 0 or core.n == 0 or ch_prefix_bits(<size_t>v) != core.k:
+        return None
+    prefix = np.empty((1 << core.k) + 1, dtype=np.uint32)
+    cdef uint32_t[::1] pv = prefix
+    with nogil:
+        ch_prefix_adjust(core.idx, core.k, chg, <size_t>m, sign, &pv[0])
+    return prefix
 
 
 def ring_remove(_Ring core, int32_t r):
     """core's layout without owner r's positions, the owners above r renumbered - 1 (runs
-    between r's positions copied whole): (padded positions, owners), fresh for
-    _Ring(..., fresh=True)."""
+    between r's positions copied whole): (padded positions, owners, prefix index or None),
+    fresh for _Ring(..., fresh=True, prefix=...)."""
     cdef Py_ssize_t n = core.n, i, e, start = 0, o = 0
     padded = np.empty(n + CH_PAD, dtype=np.uint64)
     own = np.empty(n, dtype=np.int32)
@@ -339,8 +369,12 @@ def ring_remove(_Ring core, int32_t r):
     cdef const int32_t *oa = &oav[0] if n else NULL
     cdef uint64_t *po = &pv[0]
     cdef int32_t *oo = &ov[0] if n else NULL
-    cdef Py_ssize_t b, t
+    cdef Py_ssize_t b, t, nr = 0
     cdef int hit
+    # r's positions as they are removed, in order: the prefix index is shifted by them
+    cdef uint64_t *rem = <uint64_t *>malloc(max(n, 1) * sizeof(uint64_t))
+    if rem == NULL:
+        raise MemoryError()
     with nogil:
         b = 0
         while b < n:  # blocks of 64 owners tested at once (a loop the compiler vectorizes)
@@ -351,6 +385,8 @@ def ring_remove(_Ring core, int32_t r):
             if hit:
                 for i in range(b, e):
                     if oa[i] == r:
+                        rem[nr] = pa[i]
+                        nr += 1
                         _copy_renumbered(pa + start, oa + start, i - start, r, -1, po + o,
                                          oo + o)
                         o += i - start
@@ -360,5 +396,9 @@ def ring_remove(_Ring core, int32_t r):
         o += n - start
         for i in range(o, n + CH_PAD):  # the pad, and the room the removed ones left
             po[i] = ~(<uint64_t>0)
+    try:
+        prefix = _adjusted_prefix(core, o, rem, nr, -1)
+    finally:
+        free(rem)
     own.flags.writeable = False  # so no view of it can be made writeable again
-    return padded, own[:o]
+    return padded, own[:o], prefix

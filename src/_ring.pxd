@@ -89,6 +89,8 @@ cdef extern from "ch_search.h" nogil:
         int32_t val
     int ch_prefix_bits(size_t n)
     void ch_build_prefix(const uint64_t *pos, uint32_t n, int k, uint32_t *idx)
+    void ch_prefix_adjust(const uint32_t *old, int k, const uint64_t *chg, size_t m, int sign,
+                          uint32_t *idx)
     uint32_t ch_find(const uint64_t *pos, uint32_t n, const uint32_t *idx, int shift, uint64_t h)
     void ch_lookup_batch(const uint64_t *pos, uint32_t n, const uint32_t *idx, int k,
                          const int32_t *owners, const uint64_t *hashes, size_t m, int32_t *out)

@@ -53,6 +53,24 @@ static inline void ch_build_prefix(const uint64_t *pos, uint32_t n, int k, uint3
     while (b <= nb) idx[b++] = n;
 }
 
+/* The prefix index of a ring that gained (sign +1) or lost (sign -1) the sorted positions
+ * chg[0 .. m-1], from the old ring's index of the same k: idx[b] counts the positions whose top
+ * k bits are below b, so each changed position shifts every bucket above its own by one.
+ * One pass over the 2^k + 1 entries (the inner loops vectorize), no pass over the positions. */
+static inline void ch_prefix_adjust(const uint32_t *old, int k, const uint64_t *chg, size_t m,
+                                    int sign, uint32_t *idx) {
+    const uint64_t nb = (uint64_t)1 << k;
+    const int shift = 64 - k;
+    uint64_t b = 0;
+    for (size_t j = 0; j < m; j++) {
+        const uint32_t d = (uint32_t)((int64_t)sign * (int64_t)j);
+        const uint64_t top = chg[j] >> shift;
+        for (; b <= top; b++) idx[b] = old[b] + d;
+    }
+    const uint32_t d = (uint32_t)((int64_t)sign * (int64_t)m);
+    for (; b <= nb; b++) idx[b] = old[b] + d;
+}
+
 static inline uint32_t ch_find(const uint64_t *pos, uint32_t n, const uint32_t *idx, int shift,
                                uint64_t h) {
     uint32_t i = idx[h >> shift];

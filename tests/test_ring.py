@@ -518,3 +518,57 @@ def test_concurrent_get_many_sees_whole_snapshots():
     assert mutations >= len(steps)
     assert all(seen), "every reader finished at least one lookup"
     assert ring.weights == base
+
+
+@pytest.mark.parametrize("start", [8_100, 8_192 - 160 - 1, 16_384 - 100, 20_000])
+def test_prefix_index_after_add_and_remove_is_the_built_one(start: int) -> None:
+    # add / remove shift the old ring's prefix index instead of rebuilding it; it must equal
+    # the index computed from the positions (here with NumPy) after every change, also when
+    # the ring crosses a size where the index's bit count k changes (8,192, 16,384 positions).
+    rng = np.random.default_rng(start)
+    nodes = [f"n{i}" for i in range(start // 100)]
+    ring = HashRing(nodes, vnodes=100)
+    weights = [0.01, 0.5, 1.0, 1.6, 3.0]
+    for step in range(12):
+        if step % 3 == 2 and len(ring.nodes) > 1:
+            ring.remove(ring.nodes[int(rng.integers(len(ring.nodes)))])
+        else:
+            ring.add(f"x{step}", float(rng.choice(weights)))
+        core = ring._core
+        pos = ring.positions
+        idx = core.prefix_index
+        k = int(np.log2(len(idx) - 1))
+        tops = pos >> np.uint64(64 - k)
+        expected = np.searchsorted(tops, np.arange(len(idx), dtype=np.uint64), side="left")
+        assert np.array_equal(idx, expected.astype(np.uint32)), step
+        h = rng.integers(0, 2**64, size=2_000, dtype=np.uint64, endpoint=False)
+        h = np.concatenate([h, pos[::7], pos[::7] + np.uint64(1)])
+        want = ring.owners[np.searchsorted(pos, h, side="left") % len(pos)]
+        assert np.array_equal(ring.lookup(h), want), step
+
+
+def test_add_shifts_the_prefix_index_when_its_size_stays() -> None:
+    from consistent_hash._ring import label_positions, ring_insert, ring_remove
+
+    ring = HashRing([f"n{i}" for i in range(100)])  # 16,000 positions: k = 14 either way
+    core = ring._core
+    pb, ob = label_positions(core.hasher, [b"new"], np.array([160], dtype=np.uint32), 50)
+    assert ring_insert(core, pb, ob, 50)[2] is not None
+    assert ring_remove(core, 50)[2] is not None
+    small = HashRing(["a"], vnodes=4)._core  # 4 -> 164 positions: k changes, so None
+    pb, ob = label_positions(small.hasher, [b"b"], np.array([160], dtype=np.uint32), 1)
+    assert ring_insert(small, pb, ob, 1)[2] is None
+
+
+@pytest.mark.parametrize("changes", [[("n3", 2.5), ("n3", 0.4), ("n0", 3.0), ("n49", 0.01),
+                                      ("n49", 1.0)], [("n7", 9.0), ("n7", 1.0)]])
+def test_set_weight_gives_the_ring_built_with_those_weights(changes: list[tuple[str, float]]
+                                                           ) -> None:
+    ring = HashRing({f"n{i}": 1.0 for i in range(50)})
+    for node, weight in changes:
+        ring.set_weight(node, weight)
+        built = HashRing(ring.weights)
+        assert np.array_equal(ring.positions, built.positions)
+        assert np.array_equal(ring.owners, built.owners)
+        assert np.array_equal(ring._core.prefix_index, built._core.prefix_index)
+        assert ring.fingerprint() == built.fingerprint()
