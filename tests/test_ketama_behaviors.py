@@ -9,17 +9,16 @@ unix-socket servers (memcached -s), which libmemcached hashes by their path.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from servers import HOST, memcached_servers, require, stop  # noqa: E402
+from gap_servers import unix_memcached  # noqa: E402
+from servers import HOST, memcached_servers  # noqa: E402
 from test_ketama import KEYS, _flush, _landed  # noqa: E402
 
 from consistent_hash import KetamaRing  # noqa: E402
@@ -127,46 +126,6 @@ def test_spy_weighted_differs_from_every_other_mode(clusters: Callable[[int], li
 
 
 # -- unix sockets -------------------------------------------------------------------------
-
-@contextmanager
-def unix_memcached(n: int) -> Iterator[list[str]]:
-    """n memcached servers listening on unix sockets only; yields the socket paths."""
-    binary = require("memcached")
-    with tempfile.TemporaryDirectory() as d:
-        os.chmod(d, 0o777)  # memcached runs as nobody when we are root
-        procs, paths = [], []
-        try:
-            for i in range(n):
-                path = os.path.join(d, f"mc{i}.sock")
-                args = [binary, "-s", path, "-a", "0777", "-m", "16", "-t", "1"]
-                if hasattr(os, "geteuid") and os.geteuid() == 0:
-                    args += ["-u", "nobody"]
-                procs.append(subprocess.Popen(args, stdout=subprocess.DEVNULL,
-                                              stderr=subprocess.DEVNULL))
-                paths.append(path)
-            for path, proc in zip(paths, procs, strict=True):
-                _wait_socket(path, proc)
-            yield paths
-        finally:
-            stop(procs)
-
-
-def _wait_socket(path: str, proc: subprocess.Popen[bytes]) -> None:
-    import socket
-    import time
-
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"memcached on {path} exited with {proc.returncode}")
-        try:
-            with socket.socket(socket.AF_UNIX) as s:
-                s.connect(path)
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"memcached on {path} did not start")
-
 
 def _landed_unix(paths: list[str], keys: list[bytes]) -> list[int]:
     where: dict[bytes, int] = {}
