@@ -17,7 +17,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
-from servers import require, stop
+from servers import require
+
+from consistent_hash.cli._servers import stop
 
 
 def _root_args() -> list[str]:

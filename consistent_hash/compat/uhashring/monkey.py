@@ -27,6 +27,7 @@ socket having no ``ip``).
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from consistent_hash.compat.uhashring import HashRing
@@ -38,7 +39,7 @@ _MARK = "_consistent_hash_originals"
 
 def _memcache() -> Any:
     try:
-        import memcache
+        memcache = importlib.import_module("memcache")
     except ImportError:
         raise ImportError("patch_memcache patches python-memcached's memcache.Client: "
                           "pip install python-memcached (the extra "
