@@ -19,6 +19,9 @@ mode                          what it reproduces                                
                               weighted MD5 points, keys by the key hash               time
 ``"spy"``                     ``distribution="consistent ketama spy"``: as           one-at-a-
                               ``"ketama"``, labels ``"/host:port-i"``                 time
+``"spy_weighted"``            ``{"ketama_weighted": True, "distribution":            MD5
+                              "consistent ketama spy"}``: the weighted MD5 points
+                              of ``"ketama_weighted"`` over the spy labels
 ``"libketama"``               libketama (``ketama_get_server``): its arithmetic,     MD5
                               ``floorf(pct * 40.0 * n)``, labels ``"host:port-i"``
 ``"twemproxy"``               twemproxy ``distribution: ketama``: float32            MD5
@@ -32,8 +35,13 @@ behavior: ``{"ketama": True, "hash": "md5"}`` is ``mode="ketama", hash="md5"``; 
 Jenkins' hash over *signed* chars, as libmemcached and twemproxy compute it (bytes >= 0x80 are
 sign-extended), not the textbook unsigned version.
 
+``KetamaRing.from_behaviors(servers, behaviors)`` takes the pylibmc behaviors dict itself and
+picks the mode and key hash as libmemcached 1.0.16 ends up with them.
+
 Servers are ``"host:port"`` strings (``"host"`` means port 11211), optionally
-``"host:port:weight"`` as pylibmc takes them; their order matters (two points at the same
+``"host:port:weight"`` as pylibmc takes them, or a unix socket path (``"/run/mc.sock"``, in
+the libmemcached modes: it is named by its path and hashed as libmemcached hashes it, with
+port 0); their order matters (two points at the same
 value go to the earlier server), as it does for the originals.  A key goes to the first point
 at or after its hash, wrapping round.
 """
@@ -54,13 +62,15 @@ from consistent_hash._hashes import compat_hasher
 from consistent_hash._ring import POINTS_DIGEST, POINTS_HASH, _Ring, compat_points, sort_points
 from consistent_hash._router import Router
 
-__all__ = ["KETAMA_MODES", "KetamaRing", "point_counts"]
+__all__ = ["KETAMA_MODES", "KetamaRing", "behaviors_mode", "point_counts"]
 
 KETAMA_MODES = ("ketama_weighted", "ketama", "consistent_weighted", "spy", "libketama",
-                "twemproxy")
+                "twemproxy", "spy_weighted")
 _DEFAULT_HASH = {"ketama_weighted": "md5", "ketama": "one_at_a_time",
                  "consistent_weighted": "one_at_a_time", "spy": "one_at_a_time",
-                 "libketama": "md5", "twemproxy": "md5"}
+                 "libketama": "md5", "twemproxy": "md5", "spy_weighted": "md5"}
+# the modes that model libmemcached (they take unix socket paths as servers)
+_LIBMEMCACHED_MODES = ("ketama_weighted", "ketama", "consistent_weighted", "spy", "spy_weighted")
 _KEY_HASHES = {"md5": "ketama_md5", "one_at_a_time": "one_at_a_time"}
 KIND_KETAMA = 21
 _MAX_WEIGHT = (1 << 32) - 1
@@ -99,6 +109,8 @@ def _parse_server(spec: Any) -> tuple[str, str, int, int | None, str | None]:
     if not isinstance(spec, str):
         raise TypeError(f"servers must be str like 'host:port', got {type(spec).__name__!r}")
     text = spec.strip()
+    if text.startswith("/"):  # a unix socket: libmemcached names it by its path, port 0
+        return text, text, 0, None, None
     name = None
     if " " in text:
         text, name = text.split(None, 1)
@@ -186,17 +198,55 @@ class KetamaRing(Router):
             ws[key] = w
         for key, w in ws.items():
             _check_weight(w, key)
+        for spec in specs:
+            self._check_kind(spec)
         self._install(tuple(specs), ws)
+
+    def _check_kind(self, spec: tuple[str, str, int, str | None]) -> None:
+        if spec[2] == 0 and self._mode not in _LIBMEMCACHED_MODES:
+            raise ValueError(f"server {spec[0]!r} is a unix socket path, which only the "
+                             f"libmemcached modes take ({', '.join(_LIBMEMCACHED_MODES)}), "
+                             f"not mode={self._mode!r}")
+
+    @classmethod
+    def from_behaviors(cls, servers: Iterable[str], behaviors: Mapping[str, Any] | None = None,
+                       weights: Mapping[str, int] | None = None) -> KetamaRing:
+        """The ring a ``pylibmc.Client(servers, behaviors=behaviors)`` routes with.
+
+        The behaviors are applied as pylibmc 1.6 applies them to libmemcached 1.0.16: in
+        pylibmc's fixed order (``hash``, ``ketama_hash``, ``ketama``, ``ketama_weighted``,
+        ``distribution``, whatever the dict's order), each changing the distribution, the
+        weighted-points flag and the key hash as ``memcached_behavior_set`` does; then the
+        servers are added, and a server of weight > 1 turns weighted points on.  So
+        ``{"ketama_weighted": True}`` is ``mode="ketama_weighted"``, adding ``"distribution":
+        "consistent ketama spy"`` is ``mode="spy_weighted"`` and adding ``"distribution":
+        "consistent"`` instead gives 100 one-point labels a server hashed with MD5 (``mode=
+        "ketama", hash="md5"``).  Behaviors that do not move keys (timeouts, ``cas``,
+        ``ketama_hash``, which libmemcached 1.0.16 stores but never uses, ...) are accepted and
+        ignored.  ValueError for a name pylibmc does not know, a value it refuses, a layout
+        that is not a ketama continuum (``modula``, libmemcached's default, ``random``,
+        ``virtual bucket``) and what KetamaRing does not model (a key hash other than
+        ``"default"`` / ``"md5"``, ``_sort_hosts``, ``_hash_with_prefix_key``)."""
+        if isinstance(servers, str):
+            raise TypeError("servers must be an iterable of pylibmc server strings, not a str")
+        specs = [_strip_scheme(s) for s in servers]
+        ws = [_parse_server(s)[3] for s in specs]
+        if weights:
+            named = {_parse_server(k)[0]: w for k, w in weights.items()}
+            ws = [named.get(_parse_server(s)[0], w) for s, w in zip(specs, ws, strict=True)]
+        mode, hash = behaviors_mode(behaviors, any(w is not None and w > 1 for w in ws))
+        return cls(specs, weights, mode=mode, hash=hash)
 
     # -- building ---------------------------------------------------------------------------
 
     def _weighted(self, ws: list[int]) -> bool:
-        if self._mode in ("ketama_weighted", "consistent_weighted", "libketama", "twemproxy"):
+        if self._mode in ("ketama_weighted", "consistent_weighted", "libketama", "twemproxy",
+                          "spy_weighted"):
             return True
         return any(w > 1 for w in ws)  # libmemcached switches to weighted points by itself
 
     def _label_prefix(self, host: str, port: int, name: str | None) -> bytes:
-        if self._mode == "spy":
+        if self._mode in ("spy", "spy_weighted"):
             return f"/{host}:{port}-".encode()
         if self._mode == "libketama":
             return f"{host}:{port}-".encode()
@@ -231,6 +281,7 @@ class KetamaRing(Router):
         key, host, port, w, name = _parse_server(server)
         w = (1 if w is None else w) if weight is None else weight
         _check_weight(w, key)
+        self._check_kind((key, host, port, name))
         with self._lock:
             specs, ws = self._specs, self._weights
             if key in ws:
@@ -328,3 +379,105 @@ def _check_weight(w: Any, server: str) -> None:
         raise TypeError(f"weight of {server!r} must be an int, got {type(w).__name__!r}")
     if not 1 <= w <= _MAX_WEIGHT:
         raise ValueError(f"weight of {server!r} must be between 1 and 2**32 - 1, got {w}")
+
+
+# -- pylibmc behaviors ------------------------------------------------------------------------
+
+# pylibmc 1.6.3's names (src/_pylibmcmodule.h, PylibMC_behaviors and PylibMC_callbacks), and its
+# hash and distribution names with libmemcached's numbers (what pylibmc.consts exposes)
+_PYLIBMC_BEHAVIORS = frozenset((
+    "no_block", "tcp_nodelay", "tcp_keepalive", "hash", "ketama_hash", "ketama",
+    "ketama_weighted", "distribution", "cas", "buffer_requests", "verify_keys",
+    "connect_timeout", "send_timeout", "receive_timeout", "num_replicas", "auto_eject",
+    "retry_timeout", "remove_failed", "failure_limit", "_io_msg_watermark",
+    "_io_bytes_watermark", "_io_key_prefetch", "_hash_with_prefix_key", "_noreply",
+    "_sort_hosts", "_poll_timeout", "_socket_send_size", "_socket_recv_size", "dead_timeout",
+    "pickle_protocol", "namespace", "_retry_timeout"))
+_PYLIBMC_HASHES = {"default": 0, "md5": 1, "crc": 2, "fnv1_64": 3, "fnv1a_64": 4,
+                   "fnv1_32": 5, "fnv1a_32": 6, "hsieh": 7, "murmur": 8, "jenkins": 9}
+_CONSISTENT = ("consistent", "consistent ketama", "consistent ketama spy",
+               "consistent weighted")
+_PYLIBMC_DISTRIBUTIONS = (*_CONSISTENT, "modula", "random", "virtual bucket", "consistent max")
+
+
+def _flag(behaviors: Mapping[str, Any], name: str) -> int:
+    v = behaviors[name]
+    if not isinstance(v, (int, np.integer)):  # pylibmc: "behavior X must be int"
+        raise TypeError(f"behavior {name!r} must be an int or bool, got {type(v).__name__!r}")
+    return int(v)
+
+
+def behaviors_mode(behaviors: Mapping[str, Any] | None, weighted_server: bool = False
+                   ) -> tuple[str, str]:
+    """(mode, hash) of KetamaRing for a pylibmc behaviors dict; ``weighted_server``: some
+    server has a weight > 1.  See KetamaRing.from_behaviors."""
+    if behaviors is None:
+        behaviors = {}
+    if not isinstance(behaviors, Mapping):
+        raise TypeError(f"behaviors must be a dict, got {type(behaviors).__name__!r}")
+    unknown = sorted(str(k) for k in behaviors if k not in _PYLIBMC_BEHAVIORS)
+    if unknown:
+        raise ValueError(f"unknown behavior names: {', '.join(unknown)} (pylibmc refuses them)")
+    # libmemcached's state, from memcached_create: modula, unweighted, one-at-a-time keys
+    dist, weighted, key_hash = "modula", False, "default"
+    if "hash" in behaviors:  # pylibmc's order: hash, ketama_hash, ketama, ketama_weighted, ...
+        h = behaviors["hash"]
+        if not isinstance(h, str) or h not in _PYLIBMC_HASHES:
+            raise ValueError(f"behavior 'hash' must be one of {sorted(_PYLIBMC_HASHES)}, "
+                             f"got {h!r}")
+        key_hash = h
+    if "ketama_hash" in behaviors:  # stored by libmemcached 1.0.16, never used for placement
+        h = behaviors["ketama_hash"]
+        if not (h in _PYLIBMC_HASHES if isinstance(h, str) else
+                isinstance(h, (int, np.integer)) and int(h) in _PYLIBMC_HASHES.values()):
+            raise ValueError(f"behavior 'ketama_hash' must be one of {sorted(_PYLIBMC_HASHES)},"
+                             f" got {h!r}")
+    if "ketama" in behaviors:
+        if _flag(behaviors, "ketama"):
+            dist, weighted = "consistent ketama", False
+        else:
+            dist = "modula"
+    if "ketama_weighted" in behaviors:
+        if _flag(behaviors, "ketama_weighted"):
+            dist, weighted, key_hash = "consistent weighted", True, "md5"
+        else:  # libmemcached: turning it off turns plain ketama on
+            dist, weighted = "consistent ketama", False
+    if "distribution" in behaviors:
+        d = behaviors["distribution"]
+        if not isinstance(d, str) or d not in _PYLIBMC_DISTRIBUTIONS:
+            raise ValueError(f"behavior 'distribution' must be one of "
+                             f"{list(_PYLIBMC_DISTRIBUTIONS)}, got {d!r}")
+        if d == "consistent max":
+            raise ValueError("distribution 'consistent max' is refused by libmemcached")
+        dist = d
+        if d in ("consistent", "consistent ketama"):
+            weighted = False
+        elif d == "consistent weighted":
+            weighted = True
+    for name in ("_sort_hosts", "_hash_with_prefix_key"):
+        if name in behaviors and _flag(behaviors, name):
+            raise ValueError(f"behavior {name!r} changes where keys go in a way KetamaRing "
+                             "does not model")
+    if dist not in _CONSISTENT:
+        raise ValueError(f"these behaviors give libmemcached's {dist!r} distribution, not a "
+                         'ketama continuum (set {"ketama": True} or {"ketama_weighted": True})')
+    if key_hash not in ("default", "md5"):
+        raise ValueError(f"key hash {key_hash!r}: KetamaRing models libmemcached's 'default' "
+                         "(one-at-a-time) and 'md5' key hashes only")
+    if weighted_server:  # memcached_server_add: weight > 1 on a consistent distribution
+        weighted = True
+    hash = "md5" if key_hash == "md5" else "one_at_a_time"
+    if dist == "consistent ketama spy":
+        return ("spy_weighted" if weighted else "spy"), hash
+    if weighted:
+        return ("ketama_weighted" if hash == "md5" else "consistent_weighted"), hash
+    return "ketama", hash
+
+
+def _strip_scheme(spec: Any) -> Any:
+    """pylibmc's "tcp:" / "udp:" / "unix:" prefixes (placement does not depend on them)."""
+    if isinstance(spec, str):
+        for scheme in ("tcp:", "udp:", "unix:"):
+            if spec.startswith(scheme):
+                return spec[len(scheme):]
+    return spec

@@ -7,6 +7,14 @@ that text is not empty (``{user1000}.following`` and ``{user1000}.followers`` sh
 ``CLUSTER KEYSLOT`` answers and what redis-py's ``key_slot`` computes; ``redis_slots`` does it
 for a whole container of keys in C and returns uint16.
 
+``redis_slot(key, bucket)`` takes redis-py's ``key_slot(key, bucket)`` argument (the CRC
+modulo ``bucket``) and encodes a key as redis-py's ``Encoder.encode`` does before hashing it,
+so it is ``RedisCluster.keyslot(key)``: str as UTF-8, bytes-like as they are, an int as its
+decimal digits and a float as ``repr(key)`` (``1337.1234`` hashes ``b"1337.1234"``); bool is
+refused (TypeError, where redis-py raises DataError).  The routers (``SlotMap``) and
+``redis_slots`` take the keys every router takes: ints as their decimal digits, as redis-py,
+but no floats (a float key is a TypeError, as for every router: pass ``repr(x)``).
+
 A ``SlotMap`` says which node serves each slot (built from ``CLUSTER SLOTS`` ranges), routes
 keys with ``get`` / ``get_many``, and plans the fewest slot moves to rebalance when nodes join
 or leave.
@@ -14,6 +22,7 @@ or leave.
 
 from __future__ import annotations
 
+import binascii
 import math
 import struct
 import threading
@@ -36,13 +45,52 @@ _HASHER = compat_hasher("redis_slot")
 KIND_SLOTMAP = 22
 
 
-def redis_slot(key: Key) -> int:
-    """The Redis Cluster slot of a key (str is hashed as UTF-8, int as its decimal digits).
+def redis_slot(key: Key | float, bucket: int = SLOTS) -> int:
+    """The Redis Cluster slot of a key, as redis-py's ``RedisCluster.keyslot`` computes it:
+    ``key_slot(Encoder.encode(key), bucket)``.  str is hashed as UTF-8, an int as its decimal
+    digits, a float as its ``repr``; ``bucket`` is the number of slots the CRC is taken
+    modulo (redis-py's ``key_slot`` argument).
 
     >>> redis_slot("123456789"), redis_slot("{user1000}.following"), redis_slot("foo{}{bar}")
     (12739, 3443, 8363)
+    >>> redis_slot(1337), redis_slot(1337.1234) == redis_slot("1337.1234"), redis_slot("foo", 100)
+    (4314, True, 50)
     """
-    return _HASHER.hash(key)
+    if isinstance(bucket, bool) or not isinstance(bucket, (int, np.integer)):
+        raise TypeError(f"bucket must be an int, got {type(bucket).__name__!r}")
+    if bucket < 1:
+        raise ValueError(f"bucket must be at least 1, got {bucket}")
+    if isinstance(key, float):  # redis-py's Encoder: repr() of an int or float
+        key = repr(key).encode()
+    if bucket == SLOTS:
+        return _HASHER.hash(key)
+    return _crc16(_hashed_part(_key_bytes(key))) % int(bucket)
+
+
+def _key_bytes(key: Any) -> bytes:
+    if isinstance(key, str):
+        return key.encode("utf-8")
+    if isinstance(key, (bytes, bytearray, memoryview)):
+        return bytes(key)
+    if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
+        return str(int(key)).encode()
+    raise TypeError(f"unsupported key type {type(key).__name__!r}: keys must be str, bytes, "
+                    "bytearray, memoryview, int or (for redis_slot) float")
+
+
+def _hashed_part(key: bytes) -> bytes:
+    """The hash tag: what lies between the first '{' and the next '}', when not empty."""
+    opening = key.find(b"{")
+    if opening >= 0:
+        closing = key.find(b"}", opening + 1)
+        if closing > opening + 1:
+            return key[opening + 1 : closing]
+    return key
+
+
+def _crc16(data: bytes) -> int:
+    """CRC16/XMODEM (the C core's ch_crc16_xmodem; the standard library computes it too)."""
+    return binascii.crc_hqx(data, 0)
 
 
 def redis_slots(keys: Any) -> npt.NDArray[np.uint16]:
@@ -155,7 +203,7 @@ class SlotMap(Router):
 
     def get(self, key: Key) -> str:
         """The node serving the key's slot; LookupError if the slot is unassigned."""
-        s = redis_slot(key)
+        s = _HASHER.hash(key)  # as the batch path: every router's keys (no floats)
         i = int(self._core.table[s])
         if i < 0:
             raise LookupError(f"slot {s} (of key {key!r}) is not assigned to any node")

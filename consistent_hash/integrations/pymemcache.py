@@ -10,8 +10,10 @@ servers grows or shrinks by moving only the keys it must::
     from consistent_hash.integrations import RingHasher
     client = HashClient([("10.0.0.1", 11211), ("10.0.0.2", 11211)], hasher=RingHasher)
 
-HashClient names each server ``"host:port"`` and calls ``hasher()`` with no arguments; to set
-the ring's parameters pass ``functools.partial(RingHasher, vnodes=100)``. Every client that
+HashClient names each server ``"host:port"`` (an IPv6 host without brackets: ``"::1:11211"``)
+or, for a unix socket, by its path, and calls ``hasher()`` with no arguments; to set the
+ring's parameters pass ``functools.partial(RingHasher, vnodes=100)``.  Both hashers return
+HashClient's names unchanged, whatever the server kind. Every client that
 uses the same parameters and server list routes every key to the same server.
 
 :class:`KetamaHasher` is backed by :class:`~consistent_hash.KetamaRing` instead, so a
@@ -21,7 +23,9 @@ does: the two can share a pool while an application moves from one client to the
     client = HashClient(servers, hasher=functools.partial(KetamaHasher, mode="ketama_weighted"))
 
 Servers are added in HashClient's order, which is the order of its server list; a ketama
-layout depends on that order only for point ties, as libmemcached's does.
+layout depends on that order only for point ties, as libmemcached's does.  A unix socket is
+hashed as libmemcached hashes it (its path, port 0) and an IPv6 server as pylibmc's
+``"[::1]:11211"``, so those agree with pylibmc too.
 
 :class:`ModuloHasher` routes by ``hash(key) % N``: it is here as the baseline that shows what
 consistent hashing avoids (``python -m consistent_hash demo memcached``), not for use.
@@ -32,7 +36,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from consistent_hash.compat.ketama import KetamaRing
+import numpy as np
+
+from consistent_hash.compat.ketama import KetamaRing, _parse_server
 from consistent_hash.ring import HashRing
 
 __all__ = ["KetamaHasher", "ModuloHasher", "RingHasher"]
@@ -74,6 +80,27 @@ class RingHasher(_RouterHasher):
         self.ring = HashRing(vnodes=vnodes, hash=hash, seed=seed)
 
 
+def _ketama_spec(node: str) -> str:
+    """HashClient's name of a server as a KetamaRing server: a unix socket path as it is,
+    ``"host:port"`` as it is, an IPv6 ``"::1:11211"`` as ``"[::1]:11211"``."""
+    if not isinstance(node, str):
+        raise TypeError(f"node must be HashClient's str name of a server, got "
+                        f"{type(node).__name__!r}")
+    if node.startswith("/"):
+        return node
+    host, sep, port = node.rpartition(":")
+    if not sep or not host:
+        raise ValueError(f"bad node {node!r}: expected HashClient's 'host:port' or a unix "
+                         "socket path")
+    if ":" in host and not host.startswith("["):
+        return f"[{host}]:{port}"
+    return node
+
+
+def _ring_name(spec: str) -> str:
+    return _parse_server(spec)[0]
+
+
 class KetamaHasher(_RouterHasher):
     """A pymemcache ``HashClient`` hasher backed by a :class:`KetamaRing` in a libmemcached
     mode (``mode`` is required, as for KetamaRing: ``"ketama_weighted"`` for pylibmc's
@@ -81,6 +108,36 @@ class KetamaHasher(_RouterHasher):
 
     def __init__(self, *, mode: str, hash: str | None = None) -> None:
         self.ring = KetamaRing(mode=mode, hash=hash)
+        self._names: dict[str, str] = {}  # the ring's node name -> HashClient's name
+        self._lock = threading.Lock()
+
+    def add_node(self, node: str) -> None:
+        spec = _ketama_spec(node)
+        with self._lock:
+            if spec not in self.ring:
+                self.ring.add(spec)
+            self._names[_ring_name(spec)] = node
+
+    def remove_node(self, node: str) -> None:
+        spec = _ketama_spec(node)
+        with self._lock:
+            if spec in self.ring:
+                self.ring.remove(spec)
+            self._names.pop(_ring_name(spec), None)
+
+    def get_node(self, key: str | bytes) -> str | None:
+        ring = self.ring
+        if len(ring) == 0:
+            return None
+        name: str = ring.get(key)
+        return self._names.get(name, name)
+
+    def get_nodes(self, keys: Any) -> Any:
+        out = self.ring.get_many(keys)
+        names = self._names
+        if any(k != v for k, v in names.items()):
+            out = np.array([names.get(n, n) for n in out], dtype=object)
+        return out
 
 
 class ModuloHasher:

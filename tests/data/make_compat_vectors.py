@@ -151,6 +151,16 @@ def live_vectors() -> list[dict[str, Any]]:
              [1, 1, 1, 1, 1]),
             ("pylibmc-consistent_weighted", "consistent_weighted", None,
              {"distribution": "consistent weighted"}, [1, 1, 1, 1, 1]),
+            ("pylibmc-spy_weighted", "spy_weighted", None,
+             {"ketama_weighted": True, "distribution": "consistent ketama spy"},
+             [1, 1, 1, 1, 1]),
+            ("pylibmc-spy_weighted-weights", "spy_weighted", None,
+             {"ketama_weighted": True, "distribution": "consistent ketama spy"},
+             [2, 1, 3, 1, 2]),
+            ("pylibmc-spy-md5-weights", "spy", "md5",
+             {"distribution": "consistent ketama spy", "hash": "md5"}, [2, 1, 3, 1, 2]),
+            ("pylibmc-spy-weights", "spy", None, {"distribution": "consistent ketama spy"},
+             [2, 1, 3, 1, 2]),
         ]:
             servers = [f"{HOST}:{p}:{w}" for p, w in zip(PORTS, weights, strict=True)]
             _flush(PORTS)

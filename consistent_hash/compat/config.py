@@ -1,0 +1,79 @@
+"""One entry point for a load balancer's or proxy's configuration: tell which system wrote it,
+and build that system's router.
+
+``load(path)`` / ``from_text(text)`` recognise an nginx.conf (``upstream NAME { ... }``), a
+haproxy.cfg (``backend`` / ``listen`` sections with ``server`` lines), an Envoy cluster
+(YAML or JSON with ``load_assignment`` / ``lb_policy`` / ``clusters``) and a nutcracker
+(twemproxy) pool file (YAML pools with ``servers:``), and hand the text to that system's
+``from_config``. ``system=`` skips the detection; ``name=`` picks one upstream, backend,
+cluster or pool where the file has several. This is what ``consistent-hash plan old.conf
+new.conf`` uses, so a user sees what a balancer edit moves before deploying it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from typing import Any
+
+__all__ = ["SYSTEMS", "detect", "from_text", "load"]
+
+SYSTEMS = ("nginx", "haproxy", "envoy", "twemproxy")
+MAX_CONFIG_BYTES = 16 << 20
+
+_NGINX = re.compile(r"(?m)^[^#\n]*\bupstream\s+[^\s{;#]+\s*\{")
+_HAPROXY = re.compile(r"(?m)^\s*(backend|listen)\s+\S+")
+_HAPROXY_SERVER = re.compile(r"(?m)^\s*server\s+\S+\s+\S+")
+_ENVOY = re.compile(r"""(?m)["']?(load_assignment|lb_policy|load_balancing_policy|"""
+                    r"""static_resources|ring_hash_lb_config|maglev_lb_config)["']?\s*:""")
+_TWEMPROXY_SERVERS = re.compile(r"(?m)^\s+servers\s*:")
+_TWEMPROXY_KEYS = re.compile(r"(?m)^\s+(listen|distribution|hash|hash_tag|auto_eject_hosts)\s*:")
+
+
+def detect(text: str) -> str:
+    """Which system's configuration ``text`` is: one of ``SYSTEMS``; ValueError when it is
+    none of them or could be more than one."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, got {type(text).__name__!r}")
+    found = []
+    if _NGINX.search(text):
+        found.append("nginx")
+    if _ENVOY.search(text):
+        found.append("envoy")
+    elif _TWEMPROXY_SERVERS.search(text) and _TWEMPROXY_KEYS.search(text):
+        found.append("twemproxy")
+    if not found and _HAPROXY.search(text) and _HAPROXY_SERVER.search(text):
+        found.append("haproxy")
+    if len(found) != 1:
+        what = "none of them" if not found else "more than one: " + ", ".join(found)
+        raise ValueError(f"cannot tell which system this configuration is for ({what}); "
+                         f"pass system= (one of {', '.join(SYSTEMS)})")
+    return found[0]
+
+
+def from_text(text: str, *, system: str | None = None, name: str | None = None) -> Any:
+    """The router of configuration ``text`` (see the module docstring)."""
+    if system is None:
+        system = detect(text)
+    elif system not in SYSTEMS:
+        raise ValueError(f"system must be one of {', '.join(map(repr, SYSTEMS))}, "
+                         f"got {system!r}")
+    module = importlib.import_module(f"consistent_hash.compat.{system}")
+    return module.from_config(text, name=name)
+
+
+def load(path: str | os.PathLike[str], *, system: str | None = None,
+         name: str | None = None) -> Any:
+    """The router of the configuration file at ``path`` (see the module docstring)."""
+    size = os.path.getsize(path)
+    if size > MAX_CONFIG_BYTES:
+        raise ValueError(f"{os.fspath(path)!r}: {size} bytes is more than a configuration "
+                         f"file ({MAX_CONFIG_BYTES} at most)")
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{os.fspath(path)!r} is not UTF-8 text (byte {e.start})") from None
+    return from_text(text, system=system, name=name)

@@ -1,0 +1,220 @@
+"""KetamaRing.from_behaviors and the spy modes against live pylibmc (libmemcached 1.0.16).
+
+As tests/test_ketama.py: live memcached servers on 127.0.0.1, keys stored through
+``pylibmc.Client(servers, behaviors=...)``, every server then read directly to see where each
+key landed; the ring built from the same servers and behaviors must predict every key.  Also
+unix-socket servers (memcached -s), which libmemcached hashes by their path.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from gap_servers import unix_memcached  # noqa: E402
+from servers import HOST, memcached_servers  # noqa: E402
+from test_ketama import KEYS, _flush, _landed  # noqa: E402
+
+from consistent_hash import KetamaRing  # noqa: E402
+from consistent_hash.compat.ketama import behaviors_mode  # noqa: E402
+
+pymemcache = pytest.importorskip("pymemcache.client.base")
+
+SIZES = (3, 5, 25)
+
+
+def _pylibmc() -> Any:
+    return pytest.importorskip(
+        "pylibmc", reason="pylibmc 1.6.3 (libmemcached 1.0.16) has wheels for CPython <= 3.11")
+
+
+@pytest.fixture(scope="module")
+def clusters() -> Iterator[Callable[[int], list[int]]]:
+    with ExitStack() as stack:
+        started: dict[int, list[int]] = {}
+
+        def get(n: int) -> list[int]:
+            if n not in started:
+                started[n] = stack.enter_context(memcached_servers(n))
+            return started[n]
+
+        yield get
+
+
+def _weights(n: int, weighted: bool) -> list[int]:
+    # the first weight > 1: libmemcached sizes its continuum for weighted points from the first
+    # server on, so 25 weighted servers do not overrun it (see tests/test_ketama.py)
+    return [(i + 1) % 3 + 1 for i in range(n)] if weighted else [1] * n
+
+
+def _store(specs: list[str], behaviors: dict[str, Any]) -> None:
+    mc = _pylibmc().Client(specs, behaviors=behaviors)
+    try:
+        assert not mc.set_multi({k: b"v" for k in KEYS})
+    finally:
+        mc.disconnect_all()
+
+
+# (behaviors, weighted servers?, the mode and hash libmemcached ends up with)
+BEHAVIORS: list[tuple[dict[str, Any], bool, tuple[str, str]]] = [
+    ({"ketama_weighted": True, "distribution": "consistent ketama spy"}, False,
+     ("spy_weighted", "md5")),
+    ({"ketama_weighted": True, "distribution": "consistent ketama spy"}, True,
+     ("spy_weighted", "md5")),
+    ({"distribution": "consistent ketama spy"}, True, ("spy_weighted", "one_at_a_time")),
+    ({"distribution": "consistent ketama spy", "hash": "md5"}, True, ("spy_weighted", "md5")),
+    ({"distribution": "consistent ketama spy", "hash": "md5"}, False, ("spy", "md5")),
+    ({"distribution": "consistent ketama spy"}, False, ("spy", "one_at_a_time")),
+    ({"ketama": True}, False, ("ketama", "one_at_a_time")),
+    ({"ketama": True, "hash": "md5"}, False, ("ketama", "md5")),
+    ({"ketama_weighted": True}, False, ("ketama_weighted", "md5")),
+    ({"ketama_weighted": True}, True, ("ketama_weighted", "md5")),
+    ({"distribution": "consistent weighted"}, False, ("consistent_weighted", "one_at_a_time")),
+    # pylibmc applies hash before ketama_weighted, which sets MD5 keys: the crc is overridden
+    ({"hash": "crc", "ketama_weighted": True}, False, ("ketama_weighted", "md5")),
+    # ketama_weighted sets MD5 keys, then "consistent" turns the weighted points off again
+    ({"ketama_weighted": True, "distribution": "consistent"}, False, ("ketama", "md5")),
+    # turning ketama_weighted off turns plain ketama on
+    ({"ketama_weighted": False}, False, ("ketama", "one_at_a_time")),
+    # "ketama" is applied before "distribution", whatever the dict's order
+    ({"distribution": "consistent ketama spy", "ketama": True}, False, ("spy", "one_at_a_time")),
+    ({"ketama": True, "ketama_hash": "fnv1a_32", "cas": True, "tcp_nodelay": True}, False,
+     ("ketama", "one_at_a_time")),
+]
+
+CASES = [(n, b, w, want) for b, w, want in BEHAVIORS for n in SIZES]
+
+
+@pytest.mark.parametrize("n,behaviors,weighted,want", CASES,
+                         ids=[f"{n}-{'-'.join(f'{k}={v}' for k, v in b.items())}"
+                              f"{'-weighted' if w else ''}" for n, b, w, _ in CASES])
+def test_from_behaviors_predicts_pylibmc(clusters: Callable[[int], list[int]], n: int,
+                                         behaviors: dict[str, Any], weighted: bool,
+                                         want: tuple[str, str]) -> None:
+    _pylibmc()
+    cluster = clusters(n)
+    specs = [f"{HOST}:{p}:{w}" if w != 1 else f"{HOST}:{p}"
+             for p, w in zip(cluster, _weights(n, weighted), strict=True)]
+    _flush(cluster)
+    _store(specs, behaviors)
+    landed = _landed(cluster, KEYS)
+    ring = KetamaRing.from_behaviors(specs, behaviors)
+    assert (ring.mode, ring.hash_name) == want
+    assert ring.get_indices(KEYS).tolist() == landed
+    assert [ring.nodes.index(ring.get(k)) for k in KEYS[::50]] == landed[::50]
+
+
+def test_spy_weighted_differs_from_every_other_mode(clusters: Callable[[int], list[int]]) -> None:
+    """The gap the issue reported: no other mode reproduces ketama_weighted + spy."""
+    _pylibmc()
+    cluster = clusters(5)
+    specs = [f"{HOST}:{p}" for p in cluster]
+    behaviors = {"ketama_weighted": True, "distribution": "consistent ketama spy"}
+    _flush(cluster)
+    _store(specs, behaviors)
+    landed = _landed(cluster, KEYS)
+    assert KetamaRing(specs, mode="spy_weighted").get_indices(KEYS).tolist() == landed
+    for mode, hash in [("spy", "md5"), ("spy", None), ("ketama_weighted", None)]:
+        got = KetamaRing(specs, mode=mode, hash=hash).get_indices(KEYS).tolist()
+        assert sum(a == b for a, b in zip(got, landed, strict=True)) < 0.9 * len(KEYS)
+
+
+# -- unix sockets -------------------------------------------------------------------------
+
+def _landed_unix(paths: list[str], keys: list[bytes]) -> list[int]:
+    where: dict[bytes, int] = {}
+    for i, path in enumerate(paths):
+        c = pymemcache.Client(path)
+        try:
+            for s in range(0, len(keys), 1000):
+                for k in c.get_many(keys[s : s + 1000]):
+                    assert k not in where
+                    where[k] = i
+        finally:
+            c.close()
+    assert len(where) == len(keys)
+    return [where[k] for k in keys]
+
+
+@pytest.mark.parametrize("behaviors", [
+    {"ketama": True}, {"ketama_weighted": True}, {"distribution": "consistent ketama spy"},
+    {"ketama_weighted": True, "distribution": "consistent ketama spy"}],
+    ids=lambda b: "-".join(f"{k}={v}" for k, v in b.items()))
+def test_unix_socket_servers(behaviors: dict[str, Any]) -> None:
+    _pylibmc()
+    with unix_memcached(3) as paths:
+        _store(paths, behaviors)
+        landed = _landed_unix(paths, KEYS)
+        ring = KetamaRing.from_behaviors(paths, behaviors)
+        assert ring.nodes == tuple(paths)
+        assert ring.get_indices(KEYS).tolist() == landed
+
+
+# -- what pylibmc refuses, and what KetamaRing does not model ------------------------------
+
+@pytest.mark.parametrize("behaviors,exc", [
+    ({}, ValueError),                                     # libmemcached's default: modula
+    ({"ketama": False}, ValueError),                      # modula
+    ({"ketama": True, "distribution": "modula"}, ValueError),
+    ({"distribution": "random"}, ValueError),
+    ({"distribution": "consistent max"}, ValueError),
+    ({"distribution": "nope"}, ValueError),
+    ({"ketama": True, "hash": "fnv1a_32"}, ValueError),  # a key hash KetamaRing lacks
+    ({"ketama": True, "hash": "sha1"}, ValueError),      # not a pylibmc hash
+    ({"ketama": True, "hash": 1}, ValueError),           # pylibmc takes hash names only
+    ({"ketama": True, "kettle": 1}, ValueError),         # unknown name
+    ({"ketama": "yes"}, TypeError),
+    ({"ketama": True, "_sort_hosts": True}, ValueError),
+])
+def test_refused(behaviors: dict[str, Any], exc: type[Exception]) -> None:
+    with pytest.raises(exc):
+        KetamaRing.from_behaviors(["10.0.0.1:11211", "10.0.0.2:11211"], behaviors)
+    with pytest.raises(TypeError):
+        KetamaRing.from_behaviors(["10.0.0.1:11211"], [("ketama", True)])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("behaviors", [{"kettle": 1}, {"hash": "sha1"}, {"distribution": "nope"}])
+def test_refused_by_pylibmc_too(behaviors: dict[str, Any]) -> None:
+    """The names and values refused above are refused by pylibmc itself."""
+    pylibmc = _pylibmc()
+    with pytest.raises((ValueError, KeyError)):
+        pylibmc.Client(["127.0.0.1:1"], behaviors=behaviors)
+
+
+def test_pylibmc_names_transcribed() -> None:
+    """Our tables of pylibmc's behavior, hash and distribution names are pylibmc's."""
+    pylibmc = _pylibmc()
+    from pylibmc import consts
+
+    from consistent_hash.compat import ketama
+
+    real = set(consts.all_behaviors) | set(consts.all_callbacks) | {"_retry_timeout"}
+    assert real == set(ketama._PYLIBMC_BEHAVIORS)
+    assert consts.hashers == ketama._PYLIBMC_HASHES
+    assert set(consts.distributions) == set(ketama._PYLIBMC_DISTRIBUTIONS)
+    assert pylibmc.libmemcached_version == "1.0.16"
+
+
+def test_spy_weighted_surface() -> None:
+    servers = ["10.0.0.1:11211", "10.0.0.2:11211", "/run/mc.sock"]
+    ring = KetamaRing(servers, {"10.0.0.2:11211": 3}, mode="spy_weighted")
+    assert repr(ring) == "KetamaRing(['10.0.0.1:11211', '10.0.0.2:11211', '/run/mc.sock'], " \
+                         "mode='spy_weighted')"
+    import pickle
+
+    back = pickle.loads(pickle.dumps(ring))
+    assert back == ring and back.weights == ring.weights
+    assert KetamaRing.from_bytes(ring.to_bytes()) == ring
+    assert "/run/mc.sock" in ring
+    with pytest.raises(ValueError, match="unix socket"):
+        KetamaRing(["/run/mc.sock"], mode="twemproxy")
+    with pytest.raises(ValueError, match="unix socket"):
+        KetamaRing([], mode="libketama").add("/run/mc.sock")
+    assert behaviors_mode({"ketama": True}, weighted_server=True) == ("consistent_weighted",
+                                                                      "one_at_a_time")
