@@ -394,7 +394,7 @@ class HAProxyBackend(Router):
         names = _format.read_names(r)
         ws, ids, dis, bck = {}, {}, [], []
         for n in names:
-            w, i, f = r.unpack("<HIB")
+            w, i, f = r.unpack("HIB")
             ws[n] = int(w)
             if i:
                 ids[n] = int(i)
