@@ -122,8 +122,9 @@ def keys(seed: str, n: int) -> list[bytes]:
     for i in range(n):
         kind = i % 3
         if kind == 0:
-            out.append(rng.choice([f"user:{rng.randrange(10**6)}", f"session-{rng.getrandbits(64):x}",
-                                   f"k{i}", f"/img/{rng.randrange(1000)}.png"]).encode())
+            out.append(rng.choice([f"user:{rng.randrange(10**6)}",
+                                   f"session-{rng.getrandbits(64):x}", f"k{i}",
+                                   f"/img/{rng.randrange(1000)}.png"]).encode())
         elif kind == 1:
             out.append(bytes(rng.randrange(0x20, 0x7F) for _ in range(rng.randrange(1, 40))))
         else:
@@ -220,10 +221,19 @@ class Live:
         self.binary, self.cfgs = binary, cfgs
         names = server_names(cfgs)
         ports = _free_ports(len(cfgs) + len(names))
-        self.fe_ports = {c["name"]: p for c, p in zip(cfgs, ports)}
-        self.srv_ports = dict(zip(names, ports[len(cfgs):]))
+        self.fe_ports = {c["name"]: p for c, p in zip(cfgs, ports, strict=False)}
+        self.srv_ports = dict(zip(names, ports[len(cfgs):], strict=True))
         self.text = config_text(cfgs, self.fe_ports, self.srv_ports)
         self._local = threading.local()
+        self._all: list[_Client] = []
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close every client connection (each thread keeps one per frontend)."""
+        with self._lock:
+            for c in self._all:
+                c.close()
+            self._all.clear()
 
     def _client(self, port: int) -> _Client:
         d = getattr(self._local, "clients", None)
@@ -231,6 +241,8 @@ class Live:
             d = self._local.clients = {}
         if port not in d:
             d[port] = _Client(port)
+            with self._lock:
+                self._all.append(d[port])
         return d[port]
 
     def ask_many(self, name: str, values: list[bytes], pool: ThreadPoolExecutor,
@@ -256,7 +268,7 @@ class Live:
 @contextmanager
 def running(binary: str, cfgs: list[dict[str, Any]]) -> Iterator[Live]:
     """Start haproxy in the foreground (-db) on free ports; stop it after."""
-    for attempt in range(5):
+    for _ in range(5):
         live = Live(binary, cfgs)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "haproxy.cfg")
@@ -265,13 +277,17 @@ def running(binary: str, cfgs: list[dict[str, Any]]) -> Iterator[Live]:
             proc = subprocess.Popen([binary, "-db", "-f", path], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE)
             try:
-                ok = _wait_ports(proc, list(live.fe_ports.values()) + list(live.srv_ports.values()))
-                if not ok:
-                    err = proc.stderr.read().decode() if proc.poll() is not None and proc.stderr else ""
+                ports = list(live.fe_ports.values()) + list(live.srv_ports.values())
+                if not _wait_ports(proc, ports):
+                    dead = proc.poll() is not None and proc.stderr
+                    err = proc.stderr.read().decode() if dead and proc.stderr else ""
                     if "cannot bind" in err or "Address already in use" in err:
                         continue  # a port was taken meanwhile: new ports
                     raise RuntimeError(f"haproxy did not start: {err[-2000:]}")
-                yield live
+                try:
+                    yield live
+                finally:
+                    live.close()
                 return
             finally:
                 if proc.poll() is None:

@@ -101,7 +101,7 @@ class Backend:
                  allbackups: bool = False) -> None:
         self.function, self.avalanche = function, avalanche
         ids = puids(servers)
-        usable = [(s, p) for s, p in zip(servers, ids) if s.get("weight", 1) > 0
+        usable = [(s, p) for s, p in zip(servers, ids, strict=True) if s.get("weight", 1) > 0
                   and not s.get("disabled")]
         act = [(s, p) for s, p in usable if not s.get("backup")]
         bck = [(s, p) for s, p in usable if s.get("backup")]

@@ -584,7 +584,9 @@ def _parse(text: str) -> list[_Section]:
         kw = words[0]
         if kw in _SECTIONS:
             name = words[1] if len(words) > 1 and words[1] != "from" else ""
-            parent = last_defaults
+            # a proxy inherits from the last defaults section above it, a defaults section
+            # from nothing; either takes the one "from" names instead
+            parent = None if kw == "defaults" else last_defaults
             if "from" in words[1:]:
                 k = words.index("from", 1)
                 if k + 1 >= len(words) or words[k + 1] not in defaults:
