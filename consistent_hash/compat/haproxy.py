@@ -185,7 +185,8 @@ class HAProxyBackend(Router):
             if k not in ws:
                 raise KeyError(f"id given for {k!r}, which is not in servers")
             xid[k] = _check_id(i, k)
-        dis, bck = set(), set()
+        dis: set[str] = set()
+        bck: set[str] = set()
         for arg, group, target in (("disabled", disabled, dis), ("backup", backup, bck)):
             if isinstance(group, str):
                 raise TypeError(f"{arg} must be an iterable of server names, not a str")
@@ -215,11 +216,11 @@ class HAProxyBackend(Router):
             spare = [i for i, s in enumerate(specs) if s[1] > 0 and not s[3] and s[4]]
             # the first usable backup takes every key unless option allbackups
             active = spare if self._allbackups else spare[:1]
-        keys, own = haproxy_points(np.array([puids[i] for i in active], dtype=np.int64),
+        keys32, own = haproxy_points(np.array([puids[i] for i in active], dtype=np.int64),
                                    np.array([specs[i][1] * BE_WEIGHT_SCALE for i in active],
                                             dtype=np.uint32))
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order].astype(np.uint64)
+        order = np.argsort(keys32, kind="stable")
+        keys: npt.NDArray[np.uint64] = keys32[order].astype(np.uint64)
         own = np.array(active, dtype=np.int32)[own[order]] if len(own) else own
         if len(keys) > 1 and np.any(keys[1:] == keys[:-1]):
             k = int(np.flatnonzero(keys[1:] == keys[:-1])[0])
@@ -324,14 +325,14 @@ class HAProxyBackend(Router):
     @property
     def points(self) -> npt.NDArray[np.uint64]:
         """HAProxy's tree: the 32-bit points of the servers in use, ascending."""
-        p = self._points.copy()
+        p: npt.NDArray[np.uint64] = self._points.copy()
         p.flags.writeable = False
         return p
 
     @property
     def point_owners(self) -> npt.NDArray[np.int32]:
         """The server (index into ``nodes``) of each of ``points``."""
-        o = self._point_owners.copy()
+        o: npt.NDArray[np.int32] = self._point_owners.copy()
         o.flags.writeable = False
         return o
 
@@ -445,7 +446,8 @@ def _midpoints(keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     gap = (nxt + np.uint64(m) - keys) % np.uint64(m)
     if n == 1:
         gap[:] = np.uint64(m)  # one point: it wins everything
-    return (keys + gap // np.uint64(2)) % np.uint64(m)  # type: ignore[no-any-return]
+    out: npt.NDArray[np.uint64] = (keys + gap // np.uint64(2)) % np.uint64(m)
+    return out
 
 
 # -- the hdr() extraction -----------------------------------------------------------------------
