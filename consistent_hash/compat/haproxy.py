@@ -142,7 +142,9 @@ class HAProxyBackend(Router):
     --------
     >>> be = HAProxyBackend(["s1", "s2", "s3"])
     >>> be.get("user:42")
-    's1'
+    's3'
+    >>> be.ids
+    {'s1': 1, 's2': 2, 's3': 3}
     """
 
     __slots__ = ("_servers", "_function", "_avalanche", "_allbackups", "_ids", "_points",
