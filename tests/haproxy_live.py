@@ -66,8 +66,33 @@ def configs() -> list[dict[str, Any]]:
                      ("s4", "backup")], "extra": ["option allbackups"]},
         {"name": "from_defaults_wt6", "hash_type": None, "servers": _servers(5),
          "from": "wt6defs"},
+        # keys in the request target instead of a header
+        {"name": "uri_default", "hash_type": "consistent", "servers": _servers(5),
+         "via": {"kind": "uri"}},
+        {"name": "uri_whole_len", "hash_type": "consistent crc32 avalanche",
+         "servers": _servers(5), "via": {"kind": "uri", "whole": True, "length": 24}},
+        {"name": "uri_depth", "hash_type": "consistent djb2 avalanche", "servers": _servers(5),
+         "via": {"kind": "uri", "depth": 2}},
+        {"name": "url_param", "hash_type": "consistent wt6", "servers": _servers(5),
+         "via": {"kind": "url_param", "param": "id"}},
     ]
     return out
+
+
+def balance_line(c: dict[str, Any]) -> str:
+    via = c.get("via")
+    if via is None:
+        return "balance hdr(X-Key)"
+    if via["kind"] == "url_param":
+        return f"balance url_param {via['param']}"
+    words = ["balance uri"]
+    if via.get("whole"):
+        words.append("whole")
+    if via.get("length"):
+        words.append(f"len {via['length']}")
+    if via.get("depth") is not None:
+        words.append(f"depth {via['depth']}")
+    return " ".join(words)
 
 
 def server_names(cfgs: list[dict[str, Any]]) -> list[str]:
@@ -91,7 +116,7 @@ def config_text(cfgs: list[dict[str, Any]], fe_ports: dict[str, int],
     for c in cfgs:
         if c.get("from"):
             continue
-        lines += [f"backend be_{c['name']}", "    balance hdr(X-Key)",
+        lines += [f"backend be_{c['name']}", f"    {balance_line(c)}",
                   f"    hash-type {c['hash_type']}"]
         lines += [f"    {e}" for e in c.get("extra", [])]
         lines += [f"    server {n} {HOST}:{srv_ports[n]} {o}".rstrip() for n, o in c["servers"]]
@@ -131,6 +156,34 @@ def keys(seed: str, n: int) -> list[bytes]:
             s = "".join(chr(rng.randrange(*rng.choice(ranges))) if rng.random() < 0.7
                         else chr(rng.randrange(0x21, 0x7F)) for _ in range(rng.randrange(1, 16)))
             out.append(s.encode("utf-8"))
+    return out
+
+
+_URL_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$'()*+,;=:@%"
+
+
+def targets(seed: str, n: int, param: str = "id") -> list[bytes]:
+    """n request targets /seg/seg...?a=1&id=...: segments of URL characters, a query string
+    (sometimes none, sometimes without the parameter, sometimes with it empty or twice)."""
+    rng = random.Random(seed)
+    out: list[bytes] = []
+    for _ in range(n):
+        segs = ["".join(rng.choice(_URL_CHARS) for _ in range(rng.randrange(0, 9)))
+                for _ in range(rng.randrange(1, 5))]
+        path = "/" + "/".join(segs)
+        r = rng.random()
+        if r < 0.1:
+            out.append(path.encode())
+            continue
+        params = [f"{rng.choice(['a', 'b', 'ids', 'i', 'xid'])}={rng.randrange(1000)}"
+                  for _ in range(rng.randrange(0, 3))]
+        if r > 0.2:
+            value = "".join(rng.choice(_URL_CHARS) for _ in
+                            range(rng.randrange(0, 12)))
+            params.insert(rng.randrange(len(params) + 1), f"{param}={value}")
+        if r > 0.9:
+            params.append(f"{param}=second")
+        out.append((path + "?" + "&".join(params)).encode())
     return out
 
 
@@ -180,8 +233,9 @@ class _Client:
         out, self.buf = self.buf[:n], self.buf[n:]
         return out
 
-    def ask(self, value: bytes) -> tuple[int, str]:
-        req = b"GET / HTTP/1.1\r\nHost: t\r\nX-Key: " + value + b"\r\n\r\n"
+    def ask(self, value: bytes, target: bytes = b"/") -> tuple[int, str]:
+        req = (b"GET " + target + b" HTTP/1.1\r\nHost: t\r\nX-Key: " + value
+               + b"\r\n\r\n")
         for attempt in range(3):
             try:
                 if self.sock is None:
@@ -247,14 +301,16 @@ class Live:
 
     def ask_many(self, name: str, values: list[bytes], pool: ThreadPoolExecutor,
                  chunk: int = 250) -> list[str | None]:
-        """The server HAProxy picked for each X-Key value (None for a non-200 answer)."""
+        """The server HAProxy picked for each key (None for a non-200 answer): an X-Key
+        header value, or for a backend with "via", a request target."""
         port = self.fe_ports[name]
+        in_target = bool(next(c for c in self.cfgs if c["name"] == name).get("via"))
 
         def run(part: list[bytes]) -> list[str | None]:
             c = self._client(port)
             res: list[str | None] = []
             for v in part:
-                status, body = c.ask(v)
+                status, body = c.ask(b"x", v) if in_target else c.ask(v)
                 res.append(body if status == 200 else None)
             return res
 

@@ -157,3 +157,55 @@ def hdr_value(raw: bytes) -> bytes:
     while e > s and raw[e - 1] in lws:
         e -= 1
     return raw[s:e]
+
+
+def uri_hashed(uri: bytes, whole: bool = False, length: int = 0, depth: int | None = None) -> bytes:
+    """get_server_uh (src/backend.c): uri_len = MIN(uri_len, len) when len is set; walk from
+    the start, counting '/': stop at the one numbered arg_opt3 = depth + 1 (0 when no depth:
+    never), or at '?' unless whole."""
+    if length:
+        uri = uri[:length]
+    opt3 = 0 if depth is None else depth + 1
+    slashes, end = 0, 0
+    while end < len(uri):
+        c = uri[end:end + 1]
+        if c == b"/":
+            slashes += 1
+            if slashes == opt3:
+                break
+        elif c == b"?" and not whole:
+            break
+        end += 1
+    return uri[:end]
+
+
+def url_param(uri: bytes, name: bytes) -> bytes | None:
+    """get_server_ph (src/backend.c): after the first '?', at each parameter start: if the
+    byte at len(name) is '=' and the name matches, the value runs to the next '&'; else skip
+    past the next '&'; stop (None: round robin) when no more than len(name) bytes remain."""
+    p = uri.find(b"?")
+    if p < 0:
+        return None
+    rest = uri[p + 1:]
+    plen = len(name)
+    while len(rest) > plen:
+        if rest[plen:plen + 1] == b"=" and rest[:plen] == name:
+            v = rest[plen + 1:]
+            e = v.find(b"&")
+            return v if e < 0 else v[:e]
+        e = rest.find(b"&")
+        if e < 0:
+            return None
+        rest = rest[e + 1:]
+    return None
+
+
+def hashed_bytes(cfg: dict, raw: bytes) -> bytes | None:
+    """What a backend of tests/haproxy_live.py hashes of one request (None: HAProxy balances
+    it round robin): the X-Key header, or the request target for a backend with "via"."""
+    via = cfg.get("via")
+    if via is None:
+        return hdr_value(raw) or None
+    if via["kind"] == "url_param":
+        return url_param(raw, via["param"].encode())
+    return uri_hashed(raw, via.get("whole", False), via.get("length", 0), via.get("depth"))

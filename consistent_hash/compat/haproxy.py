@@ -12,8 +12,9 @@ A backend such as::
 is ``from_config(text)``, or ``HAProxyBackend(["a", "b", "c"], {"a": 2}, ids={"b": 7},
 disabled=["c"], function="djb2", avalanche=True)``.  Nodes are the servers' names as written.
 ``get(key)`` takes the bytes HAProxy hashes: for ``balance hdr(name)`` the header's value as
-``header_value`` extracts it, for ``balance url_param`` the parameter's value, for ``balance
-uri`` the path before ``?``, for ``balance hash <expr>`` the sample's bytes.
+``header_value`` extracts it, for ``balance url_param`` the parameter's value
+(``url_param_value``), for ``balance uri`` the path before ``?`` (``uri_key``), for ``balance
+hash <expr>`` the sample's bytes.
 
 HAProxy's recipe, in short (docs/agreeing-with-haproxy.md has it in full):
 
@@ -54,7 +55,8 @@ from consistent_hash._hashes import compat_hasher
 from consistent_hash._ring import _Ring, haproxy_points
 from consistent_hash._router import Router
 
-__all__ = ["FUNCTIONS", "HAProxyBackend", "from_config", "header_value"]
+__all__ = ["FUNCTIONS", "HAProxyBackend", "assign_ids", "from_config", "header_value",
+           "uri_key", "url_param_value"]
 
 FUNCTIONS = ("sdbm", "djb2", "wt6", "crc32")
 KIND_HAPROXY = 65
@@ -442,7 +444,7 @@ def _midpoints(keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     half (rounded down) of the gap to the next point, mod 2**32."""
     n = len(keys)
     if n == 0:
-        return keys.copy()
+        return np.empty(0, dtype=np.uint64)
     m = 1 << 32
     nxt = np.roll(keys, -1)
     gap = (nxt + np.uint64(m) - keys) % np.uint64(m)
@@ -486,6 +488,48 @@ def header_value(raw: bytes | str) -> bytes | None:
     while j > i and b[j - 1] in _LWS:
         j -= 1
     return b[i:j] or None
+
+
+def uri_key(uri: bytes | str, *, whole: bool = False, length: int = 0,
+            depth: int | None = None) -> bytes:
+    """The bytes ``balance uri [whole] [len N] [depth N]`` hashes of a request target as sent
+    (``/path?query``): its first ``length`` bytes (all when 0), ending before the ``?`` unless
+    ``whole``, and before the ``depth + 1``-th ``/`` when ``depth`` is given (``depth 0``
+    hashes nothing: the empty string).  ``path-only`` (absolute URIs) is not modelled."""
+    b = uri.encode("utf-8") if isinstance(uri, str) else bytes(uri)
+    if length:
+        b = b[:length]
+    stop_at = None if depth is None else depth + 1
+    slashes = 0
+    for i, c in enumerate(b):
+        if c == 0x2F:
+            slashes += 1
+            if slashes == stop_at:
+                return b[:i]
+        elif c == 0x3F and not whole:
+            return b[:i]
+    return b
+
+
+def url_param_value(uri: bytes | str, name: bytes | str) -> bytes | None:
+    """The bytes ``balance url_param NAME`` hashes of a request target: the value of the
+    first ``NAME=`` parameter of the query string (case-sensitive, not URL-decoded, up to the
+    next ``&``; possibly empty).  None when there is none (HAProxy then balances the request
+    round robin; a POST body's parameters, ``check_post``, are not modelled)."""
+    b = uri.encode("utf-8") if isinstance(uri, str) else bytes(uri)
+    n = name.encode("utf-8") if isinstance(name, str) else bytes(name)
+    q = b.find(b"?")
+    if q < 0:
+        return None
+    params = b[q + 1:]
+    while len(params) > len(n):
+        if params[len(n)] == 0x3D and params.startswith(n):
+            return params[len(n) + 1:].split(b"&", 1)[0]
+        amp = params.find(b"&")
+        if amp < 0:
+            return None
+        params = params[amp + 1:]
+    return None
 
 
 # -- haproxy.cfg ---------------------------------------------------------------------------------

@@ -3,10 +3,12 @@
 Every expected server comes from a real haproxy (the installed /usr/sbin/haproxy, 2.6), never
 from consistent_hash: the backends of tests/haproxy_live.py (3, 5 and 25 servers, every hash
 function with and without avalanche, weights, a server removed with and without explicit ids,
-mixed ids, a disabled server, backups, a defaults section) behind ``balance hdr(X-Key)``, each
-key sent as an X-Key header and the answering server's name read back.  Keys that HAProxy's
-header extraction leaves empty (it then balances round robin) are left out, decided by the
-tests' own model of that extraction (tests/haproxy_model.py).
+mixed ids, a disabled server, backups, a defaults section) behind ``balance hdr(X-Key)``, and
+four behind ``balance uri`` (plain, ``whole len 24``, ``depth 2``) and ``balance url_param
+id``: each key sent as an X-Key header or as the request target, the answering server's name
+read back.  Keys HAProxy does not hash (an empty header value, no ``id`` parameter: it then
+balances round robin) are left out, decided by the tests' own model of the extraction
+(tests/haproxy_model.py).
 
     python tests/data/gen_haproxy_vectors.py      # needs haproxy installed
 
@@ -44,12 +46,14 @@ def main() -> None:
     backends = {}
     with haproxy_live.running(binary, cfgs) as live, ThreadPoolExecutor(4) as pool:
         for c in cfgs:
-            keys = [k for k in haproxy_live.keys("vectors:" + c["name"], KEYS_PER_BACKEND)
-                    if haproxy_model.hdr_value(k)]
+            make = haproxy_live.targets if c.get("via") else haproxy_live.keys
+            keys = [k for k in make("vectors:" + c["name"], KEYS_PER_BACKEND)
+                    if haproxy_model.hashed_bytes(c, k) is not None]
             got = live.ask_many(c["name"], keys, pool)
             if any(g is None for g in got):
                 raise SystemExit(f"{c['name']}: HAProxy refused a key")
-            backends["be_" + c["name"]] = {"keys_hex": [k.hex() for k in keys],
+            backends["be_" + c["name"]] = {"via": c.get("via") or {"kind": "hdr"},
+                                           "keys_hex": [k.hex() for k in keys],
                                            "servers": got}
     data = {"haproxy": version,
             "generator": "tests/data/gen_haproxy_vectors.py",
