@@ -36,7 +36,8 @@ HAProxy's recipe, in short (docs/agreeing-with-haproxy.md has it in full):
 Not modelled: ``hash-balance-factor`` (bounded loads, which depends on the requests in flight;
 with none in flight it changes nothing), runtime changes made on the CLI (``set server``,
 ``add server``, health checks: call ``disable`` / ``enable`` / ``set_weight`` to mirror them),
-``balance source`` (not a string hash) and slow start.
+``balance source`` (not a string hash), slow start, and the ``path-only`` / ``check_post``
+options of ``uri`` / ``url_param``.
 """
 
 from __future__ import annotations
