@@ -75,6 +75,8 @@ def configs() -> list[dict[str, Any]]:
          "via": {"kind": "uri", "depth": 2}},
         {"name": "url_param", "hash_type": "consistent wt6", "servers": _servers(5),
          "via": {"kind": "url_param", "param": "id"}},
+        {"name": "hdr_use_domain_only", "hash_type": "consistent sdbm avalanche",
+         "servers": _servers(5), "via": {"kind": "hdr", "domain": True}},
     ]
     return out
 
@@ -83,6 +85,8 @@ def balance_line(c: dict[str, Any]) -> str:
     via = c.get("via")
     if via is None:
         return "balance hdr(X-Key)"
+    if via["kind"] == "hdr":
+        return "balance hdr(X-Key)" + (" use_domain_only" if via.get("domain") else "")
     if via["kind"] == "url_param":
         return f"balance url_param {via['param']}"
     words = ["balance uri"]
@@ -187,6 +191,29 @@ def targets(seed: str, n: int, param: str = "id") -> list[bytes]:
     return out
 
 
+def domains(seed: str, n: int) -> list[bytes]:
+    """n host-like X-Key values: 1 to 5 labels joined by dots, some labels empty (leading,
+    trailing or double dots), some one character long."""
+    rng = random.Random(seed)
+    alnum = "abcdefghijklmnopqrstuvwxyz0123456789-"
+    out: list[bytes] = []
+    for _ in range(n):
+        labels = ["".join(rng.choice(alnum) for _ in range(rng.choice([0, 1, 2, 5, 9])))
+                  for _ in range(rng.randrange(1, 6))]
+        out.append(".".join(labels).encode() or b"x")
+    return out
+
+
+def key_source(c: dict[str, Any]) -> Any:
+    """The key generator for a backend: header values, host names or request targets."""
+    via = c.get("via")
+    if via is None:
+        return keys
+    if via["kind"] == "hdr":
+        return domains
+    return targets
+
+
 def _free_ports(n: int) -> list[int]:
     socks = []
     try:
@@ -233,9 +260,11 @@ class _Client:
         out, self.buf = self.buf[:n], self.buf[n:]
         return out
 
-    def ask(self, value: bytes, target: bytes = b"/") -> tuple[int, str]:
+    def ask(self, value: bytes, target: bytes = b"/", after: bytes = b"X-Pad") -> tuple[int, str]:
+        # A header follows X-Key: with use_domain_only HAProxy 2.6 reads the byte after the
+        # value, which is then the next header's name (see docs/agreeing-with-haproxy.md).
         req = (b"GET " + target + b" HTTP/1.1\r\nHost: t\r\nX-Key: " + value
-               + b"\r\n\r\n")
+               + b"\r\n" + after + b": 1\r\n\r\n")
         for attempt in range(3):
             try:
                 if self.sock is None:
@@ -300,17 +329,18 @@ class Live:
         return d[port]
 
     def ask_many(self, name: str, values: list[bytes], pool: ThreadPoolExecutor,
-                 chunk: int = 250) -> list[str | None]:
+                 chunk: int = 250, after: bytes = b"X-Pad") -> list[str | None]:
         """The server HAProxy picked for each key (None for a non-200 answer): an X-Key
         header value, or for a backend with "via", a request target."""
         port = self.fe_ports[name]
-        in_target = bool(next(c for c in self.cfgs if c["name"] == name).get("via"))
+        via = next(c for c in self.cfgs if c["name"] == name).get("via")
+        in_target = bool(via) and via["kind"] != "hdr"
 
         def run(part: list[bytes]) -> list[str | None]:
             c = self._client(port)
             res: list[str | None] = []
             for v in part:
-                status, body = c.ask(b"x", v) if in_target else c.ask(v)
+                status, body = c.ask(b"x", v, after) if in_target else c.ask(v, after=after)
                 res.append(body if status == 200 else None)
             return res
 

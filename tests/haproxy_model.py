@@ -200,12 +200,32 @@ def url_param(uri: bytes, name: bytes) -> bytes | None:
     return None
 
 
+def domain_only(v: bytes) -> bytes:
+    """get_server_hh with use_domain_only: p = value end, len = length; while len: if dohash,
+    stop when *(p - 1) == '.'; else if *p == '.', end = p, dohash = 1; then p--, len--.
+    start = p.  (The first *p is the byte after the value: not a dot here.)"""
+    buf = v + b"\x00"  # the byte after the value
+    p, n, end, dohash = len(v), len(v), len(v), False
+    while n:
+        if dohash:
+            if buf[p - 1:p] == b".":
+                break
+        elif buf[p:p + 1] == b".":
+            end, dohash = p, True
+        p -= 1
+        n -= 1
+    return v[p:end]
+
+
 def hashed_bytes(cfg: dict, raw: bytes) -> bytes | None:
     """What a backend of tests/haproxy_live.py hashes of one request (None: HAProxy balances
     it round robin): the X-Key header, or the request target for a backend with "via"."""
     via = cfg.get("via")
     if via is None:
         return hdr_value(raw) or None
+    if via["kind"] == "hdr":
+        v = hdr_value(raw)
+        return (domain_only(v) if via.get("domain") else v) if v else None
     if via["kind"] == "url_param":
         return url_param(raw, via["param"].encode())
     return uri_hashed(raw, via.get("whole", False), via.get("length", 0), via.get("depth"))

@@ -42,7 +42,7 @@ COMBOS = [(f, av) for f in FUNCTIONS for av in (False, True)]
 def extract(via: dict[str, Any] | None, raw: bytes) -> bytes | None:
     """What the library says HAProxy hashes of one request of a haproxy_live backend."""
     if via is None or via["kind"] == "hdr":
-        return header_value(raw)
+        return header_value(raw, use_domain_only=bool(via and via.get("domain")))
     if via["kind"] == "url_param":
         return url_param_value(raw, via["param"])
     return uri_key(raw, whole=via.get("whole", False), length=via.get("length", 0),
@@ -218,6 +218,16 @@ def test_id_assignment(explicit: list[int | None], want: list[int]) -> None:
 def test_header_value(raw: bytes | str, want: bytes | None) -> None:
     assert header_value(raw) == want
     assert (hm.hdr_value(raw if isinstance(raw, bytes) else raw.encode()) or None) == want
+
+
+@pytest.mark.parametrize(("raw", "want"), [
+    (b"www.example.com", b"example"), (b"example.com", b"example"), (b"localhost", b"localhost"),
+    (b"a.b.c.d", b"c"), (b"x.com", b"x"), (b".com", b".com"), (b"a..com", b"a."),
+    (b"example.com.", b"com"), (b" www.example.com , z", b"example"),
+])
+def test_header_value_use_domain_only(raw: bytes, want: bytes) -> None:
+    assert header_value(raw, use_domain_only=True) == want
+    assert hm.domain_only(hm.hdr_value(raw)) == want
 
 
 @pytest.mark.parametrize(("uri", "opts", "want"), [
@@ -501,7 +511,7 @@ def live() -> Any:
 def test_live(live: Any, cfg: dict[str, Any]) -> None:
     lv, pool = live
     via = cfg.get("via")
-    raw = (haproxy_live.targets if via else haproxy_live.keys)("live:" + cfg["name"], LIVE_KEYS)
+    raw = haproxy_live.key_source(cfg)("live:" + cfg["name"], LIVE_KEYS)
     keys = [k for k in raw if extract(via, k) is not None]
     assert len(keys) > LIVE_KEYS * (0.7 if via else 0.97)
     got = lv.ask_many(cfg["name"], keys, pool)
@@ -519,3 +529,17 @@ def test_live(live: Any, cfg: dict[str, Any]) -> None:
     # the model, from the source, agrees too
     m = model_of(r)
     assert [m.get(v) for v in values] == got  # type: ignore[arg-type]
+
+
+def test_live_use_domain_only_reads_the_byte_after_the_value(live: Any) -> None:
+    """HAProxy 2.6's use_domain_only looks at one byte past the header value: when it is a
+    dot (here: the next header is named ".pad"), the last label is hashed instead."""
+    lv, pool = live
+    cfg = next(c for c in haproxy_live.configs() if c["name"] == "hdr_use_domain_only")
+    keys = [k for k in haproxy_live.domains("past-the-end", 600) if k.count(b".") >= 1]
+    got = lv.ask_many(cfg["name"], keys, pool, after=b".pad")
+    r = from_config(lv.text, name="be_hdr_use_domain_only")
+    as_if_dot = [header_value(k + b".", use_domain_only=True) for k in keys]
+    assert r.get_many(as_if_dot).tolist() == got
+    plain = r.get_many([header_value(k, use_domain_only=True) for k in keys]).tolist()
+    assert sum(a != b for a, b in zip(plain, got, strict=True)) > len(keys) // 4

@@ -460,12 +460,16 @@ def _midpoints(keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
 _LWS = b" \t\r\n"
 
 
-def header_value(raw: bytes | str) -> bytes | None:
+def header_value(raw: bytes | str, *, use_domain_only: bool = False) -> bytes | None:
     """The bytes ``balance hdr(name)`` hashes for a header whose value is ``raw``: HAProxy
     takes the first occurrence of the header, drops leading spaces and tabs, stops at the
     first comma outside a double-quoted string (a backslash escapes the next character inside
     one), and drops trailing spaces and tabs.  None when that leaves nothing (HAProxy then
-    balances the request round robin instead)."""
+    balances the request round robin instead).
+
+    ``use_domain_only`` (``balance hdr(Host) use_domain_only``): of that value, only the
+    label before the last dot (``example`` of ``www.example.com``); a value without a dot is
+    kept whole."""
     b = raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
     i, n = 0, len(b)
     while i < n and b[i] in _LWS:
@@ -488,7 +492,29 @@ def header_value(raw: bytes | str) -> bytes | None:
         j += 1
     while j > i and b[j - 1] in _LWS:
         j -= 1
-    return b[i:j] or None
+    v = b[i:j]
+    if not v:
+        return None
+    return _domain_only(v) if use_domain_only else v
+
+
+def _domain_only(v: bytes) -> bytes:
+    """HAProxy walks back from the end: at the first dot met it marks the end of the part to
+    hash, then it stops where the byte before the cursor is a dot (or at the start)."""
+    end = len(v)
+    marked = False
+    p = len(v) - 1  # HAProxy's first look is one past the value; that byte is never a dot
+    n = len(v) - 1
+    while n > 0:
+        if marked:
+            if v[p - 1] == 0x2E:
+                break
+        elif v[p] == 0x2E:
+            end = p
+            marked = True
+        p -= 1
+        n -= 1
+    return v[p:end] if marked else v
 
 
 def uri_key(uri: bytes | str, *, whole: bool = False, length: int = 0,

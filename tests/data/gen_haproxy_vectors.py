@@ -4,9 +4,9 @@ Every expected server comes from a real haproxy (the installed /usr/sbin/haproxy
 from consistent_hash: the backends of tests/haproxy_live.py (3, 5 and 25 servers, every hash
 function with and without avalanche, weights, a server removed with and without explicit ids,
 mixed ids, a disabled server, backups, a defaults section) behind ``balance hdr(X-Key)``, and
-four behind ``balance uri`` (plain, ``whole len 24``, ``depth 2``) and ``balance url_param
-id``: each key sent as an X-Key header or as the request target, the answering server's name
-read back.  Keys HAProxy does not hash (an empty header value, no ``id`` parameter: it then
+five behind ``balance hdr(X-Key) use_domain_only``, ``balance uri`` (plain, ``whole len 24``,
+``depth 2``) and ``balance url_param id``: each key sent as an X-Key header (another header
+after it) or as the request target, the answering server's name read back.  Keys HAProxy does not hash (an empty header value, no ``id`` parameter: it then
 balances round robin) are left out, decided by the tests' own model of the extraction
 (tests/haproxy_model.py).
 
@@ -46,7 +46,7 @@ def main() -> None:
     backends = {}
     with haproxy_live.running(binary, cfgs) as live, ThreadPoolExecutor(4) as pool:
         for c in cfgs:
-            make = haproxy_live.targets if c.get("via") else haproxy_live.keys
+            make = haproxy_live.key_source(c)
             keys = [k for k in make("vectors:" + c["name"], KEYS_PER_BACKEND)
                     if haproxy_model.hashed_bytes(c, k) is not None]
             got = live.ask_many(c["name"], keys, pool)
