@@ -6,9 +6,9 @@ function with and without avalanche, weights, a server removed with and without 
 mixed ids, a disabled server, backups, a defaults section) behind ``balance hdr(X-Key)``, and
 five behind ``balance hdr(X-Key) use_domain_only``, ``balance uri`` (plain, ``whole len 24``,
 ``depth 2``) and ``balance url_param id``: each key sent as an X-Key header (another header
-after it) or as the request target, the answering server's name read back.  Keys HAProxy does not hash (an empty header value, no ``id`` parameter: it then
-balances round robin) are left out, decided by the tests' own model of the extraction
-(tests/haproxy_model.py).
+after it) or as the request target, the answering server's name read back.  Keys HAProxy
+does not hash (an empty header value, no ``id`` parameter: it then balances round robin) are
+left out, decided by the tests' own model of the extraction (tests/haproxy_model.py).
 
     python tests/data/gen_haproxy_vectors.py      # needs haproxy installed
 
