@@ -75,10 +75,17 @@ def configs() -> list[dict[str, Any]]:
          "via": {"kind": "uri", "depth": 2}},
         {"name": "url_param", "hash_type": "consistent wt6", "servers": _servers(5),
          "via": {"kind": "url_param", "param": "id"}},
+        {"name": "source_default", "hash_type": "consistent", "servers": _servers(5),
+         "via": {"kind": "source"}},
         {"name": "hdr_use_domain_only", "hash_type": "consistent sdbm avalanche",
          "servers": _servers(5), "via": {"kind": "hdr", "domain": True}},
     ]
     return out
+
+
+def keyed_configs() -> list[dict[str, Any]]:
+    """The backends whose key is in the request (all but balance source)."""
+    return [c for c in configs() if (c.get("via") or {}).get("kind") != "source"]
 
 
 def balance_line(c: dict[str, Any]) -> str:
@@ -89,6 +96,8 @@ def balance_line(c: dict[str, Any]) -> str:
         return "balance hdr(X-Key)" + (" use_domain_only" if via.get("domain") else "")
     if via["kind"] == "url_param":
         return f"balance url_param {via['param']}"
+    if via["kind"] == "source":
+        return "balance source"
     words = ["balance uri"]
     if via.get("whole"):
         words.append("whole")

@@ -118,11 +118,14 @@ class Backend:
         self.owner = [n for _, n in nodes]
 
     def get(self, data: bytes) -> str | None:
+        return self.get_hash(key_hash(data, self.function, self.avalanche))
+
+    def get_hash(self, h: int) -> str | None:
+        """chash_get_server_hash for a 32-bit hash (fbck: every key, not hashed)."""
         if self.fbck is not None:
             return self.fbck
         if not self.keys:
             return None
-        h = key_hash(data, self.function, self.avalanche)
         i = bisect.bisect_left(self.keys, h)  # eb32_lookup_ge
         nxt = i if i < len(self.keys) else 0  # none: eb32_first
         prv = nxt - 1 if nxt > 0 else len(self.keys) - 1  # eb32_prev, or eb32_last

@@ -333,7 +333,6 @@ def test_from_config_named_defaults() -> None:
     ("balance hdr(K)\n hash-type consistent sdbm foo\n server a x:1", "line 3.*'avalanche'"),
     ("balance hdr(K)\n hash-type fancy\n server a x:1", "line 3.*'consistent' and 'map-based'"),
     ("balance roundrobin\n hash-type consistent\n server a x:1", "line 2.*does not hash"),
-    ("balance source\n hash-type consistent\n server a x:1", "line 2.*source"),
     ("balance hdr(K)\n hash-type consistent\n server a x:1 weight 257", "line 4: weight"),
     ("balance hdr(K)\n hash-type consistent\n server a x:1 weight two", "line 4: 'weight'"),
     ("balance hdr(K)\n hash-type consistent\n server a x:1 id 0", "line 4: custom id"),
@@ -489,7 +488,7 @@ def test_golden_vectors() -> None:
         m = model_of(r)
         assert [m.get(v) for v in values] == b["servers"], name  # type: ignore[arg-type]
         total += len(keys)
-    assert len(data["backends"]) == len(haproxy_live.configs()) and total > 5000
+    assert len(data["backends"]) == len(haproxy_live.keyed_configs()) and total > 5000
 
 
 # --------------------------------------------------------------------------------------------
@@ -507,7 +506,7 @@ def live() -> Any:
         yield lv, pool
 
 
-@pytest.mark.parametrize("cfg", haproxy_live.configs(), ids=lambda c: c["name"])
+@pytest.mark.parametrize("cfg", haproxy_live.keyed_configs(), ids=lambda c: c["name"])
 def test_live(live: Any, cfg: dict[str, Any]) -> None:
     lv, pool = live
     via = cfg.get("via")
@@ -543,3 +542,44 @@ def test_live_use_domain_only_reads_the_byte_after_the_value(live: Any) -> None:
     assert r.get_many(as_if_dot).tolist() == got
     plain = r.get_many([header_value(k, use_domain_only=True) for k in keys]).tolist()
     assert sum(a != b for a, b in zip(plain, got, strict=True)) > len(keys) // 4
+
+
+def test_source_hash() -> None:
+    be = HAProxyBackend(["a", "b"])
+    assert be.source_hash("10.1.2.3") == hm.full_hash(0x0A010203)
+    assert HAProxyBackend(["a"], avalanche=False).source_hash("10.1.2.3") == 0x0A010203
+    v6 = 0x20010DB8 ^ 0 ^ 0 ^ 0x00000001
+    assert HAProxyBackend(["a"], avalanche=False).source_hash("2001:db8::1") == v6
+    with pytest.raises(ValueError, match="IPv4 or IPv6"):
+        be.source_hash("example.com")
+    with pytest.raises(TypeError, match="address must be a str"):
+        be.source_hash(b"1.2.3.4")  # type: ignore[arg-type]
+
+
+def test_live_balance_source(live: Any) -> None:
+    """balance source: clients connecting from 300 different 127.x.y.z addresses."""
+    import socket
+
+    lv, _ = live
+    port = lv.fe_ports["source_default"]
+    r = from_config(lv.text, name="be_source_default")
+    rng = random.Random(5)
+    addrs = sorted({f"127.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+                    for _ in range(300)})
+    got = []
+    for a in addrs:
+        with socket.create_connection(("127.0.0.1", port), timeout=10,
+                                      source_address=(a, 0)) as sock:
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            data = b""
+            while chunk := sock.recv(65536):
+                data += chunk
+        got.append(data.split(b"\r\n\r\n", 1)[1].decode())
+    assert [r.get_source(a) for a in addrs] == got
+    m = model_of(r)
+    want = []
+    for a in addrs:
+        # get_server_sh: the address words XORed (one word for IPv4), avalanche, no hash
+        h = hm.full_hash(int.from_bytes(bytes(int(x) for x in a.split(".")), "big"))
+        want.append(m.get_hash(h))
+    assert want == got and len(set(got)) >= 3

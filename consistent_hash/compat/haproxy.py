@@ -36,8 +36,9 @@ HAProxy's recipe, in short (docs/agreeing-with-haproxy.md has it in full):
 Not modelled: ``hash-balance-factor`` (bounded loads, which depends on the requests in flight;
 with none in flight it changes nothing), runtime changes made on the CLI (``set server``,
 ``add server``, health checks: call ``disable`` / ``enable`` / ``set_weight`` to mirror them),
-``balance source`` (not a string hash), slow start, and the ``path-only`` / ``check_post``
-options of ``uri`` / ``url_param``.
+slow start, and the ``path-only`` / ``check_post`` options of ``uri`` / ``url_param``.
+``balance source`` hashes the client address as integers, not as a string: use
+``source_hash`` / ``get_source`` for it.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ import numpy.typing as npt
 
 from consistent_hash import _format
 from consistent_hash._hashes import compat_hasher
-from consistent_hash._ring import _Ring, haproxy_points
+from consistent_hash._ring import _Ring, haproxy_avalanche, haproxy_points
 from consistent_hash._router import Router
 
 __all__ = ["FUNCTIONS", "HAProxyBackend", "assign_ids", "from_config", "header_value",
@@ -366,6 +367,30 @@ class HAProxyBackend(Router):
         share = np.bincount(self._core.owners, weights=lengths.astype(np.float64),
                             minlength=len(self.nodes)) / float(1 << 32)
         return {n: float(s) for n, s in zip(self.nodes, share, strict=True)}
+
+    def source_hash(self, address: str) -> int:
+        """HAProxy's 32-bit hash for ``balance source`` of one client address: the IPv4
+        address as a big-endian integer (IPv6: the XOR of its four big-endian 32-bit words),
+        then the avalanche mix if this backend has it; the hash function plays no part.  Give
+        it to ``lookup``, or use ``get_source``."""
+        import ipaddress
+
+        if not isinstance(address, str):
+            raise TypeError(f"address must be a str, got {type(address).__name__!r}")
+        try:
+            packed = ipaddress.ip_address(address).packed
+        except ValueError:
+            raise ValueError(f"address must be an IPv4 or IPv6 address, got {address!r}") \
+                from None
+        h = 0
+        for k in range(0, len(packed), 4):
+            h ^= int.from_bytes(packed[k:k + 4], "big")
+        return haproxy_avalanche(h) if self._avalanche else h
+
+    def get_source(self, address: str) -> str:
+        """The server ``balance source`` picks for a client address."""
+        i = int(self.lookup(np.array([self.source_hash(address)], dtype=np.uint64))[0])
+        return self.nodes[i]
 
     # -- state and serialization ------------------------------------------------------------
 
@@ -763,10 +788,7 @@ def from_config(text: str, name: str | None = None) -> HAProxyBackend:
         raise ValueError(f"{where} has no 'balance' line, so HAProxy balances it round robin, "
                          "not by a hash")
     algo, bline = sec.balance
-    if algo.split()[0] == "source":
-        raise ValueError(f"line {bline}: 'balance source' hashes the address as integers, "
-                         "not as a string: not supported")
-    if not algo.startswith(_HASH_BALANCE):
+    if not algo.startswith(_HASH_BALANCE) and algo.split()[0] != "source":
         raise ValueError(f"line {bline}: 'balance {algo}' does not hash a key")
     if sec.mode != "http" and algo.startswith(("hdr(", "uri", "url_param")):
         raise ValueError(f"line {bline}: 'balance {algo}' needs mode http (HAProxy falls "

@@ -45,7 +45,7 @@ def main() -> None:
     fixed_srv = {n: 31000 + i for i, n in enumerate(names)}
     backends = {}
     with haproxy_live.running(binary, cfgs) as live, ThreadPoolExecutor(4) as pool:
-        for c in cfgs:
+        for c in haproxy_live.keyed_configs():
             make = haproxy_live.key_source(c)
             keys = [k for k in make("vectors:" + c["name"], KEYS_PER_BACKEND)
                     if haproxy_model.hashed_bytes(c, k) is not None]
