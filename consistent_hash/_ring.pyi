@@ -440,3 +440,14 @@ class _SlotTable(_Router):
 def first_foreign(seq: list[Any] | tuple[object, ...], ints: bool = True) -> int:
     """Index of the first item whose type is not exactly str (or int, with ``ints``), or -1.
     ``seq`` must be a list or tuple (it is read without a type check)."""
+
+# --- src/_haproxy.pxi: HAProxy hash-type consistent (server points) ---
+
+def haproxy_points(
+    puids: npt.NDArray[np.int64], counts: npt.NDArray[np.uint32]
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int32]]:
+    """HAProxy's tree keys avalanche(puid * 4096 + j) mod 2**32, j < counts[i], server by
+    server: (keys uint32, owner int32 = i)."""
+
+def haproxy_avalanche(x: int) -> int:
+    """HAProxy's full_hash (the avalanche modifier) of one 32-bit integer."""

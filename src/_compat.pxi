@@ -18,6 +18,13 @@ if (HASH_IDS["one_at_a_time"], HASH_IDS["ketama_md5"], HASH_IDS["ketama_md5_next
         HASH_IDS["cassandra_raw"]) != (CH_OAAT, CH_KETAMA_MD5, CH_KETAMA_MD5_NEXT, CH_MD5_NEXT,
                                        CH_REDIS_SLOT, CH_CASSANDRA, CH_CASSANDRA_RAW):
     raise ImportError("HASH_IDS disagree with ch_keys.h")  # pragma: no cover
+if (HASH_IDS["haproxy_sdbm"], HASH_IDS["haproxy_sdbm_avalanche"], HASH_IDS["haproxy_djb2"],
+        HASH_IDS["haproxy_djb2_avalanche"], HASH_IDS["haproxy_wt6"],
+        HASH_IDS["haproxy_wt6_avalanche"], HASH_IDS["haproxy_crc32"],
+        HASH_IDS["haproxy_crc32_avalanche"]) != (CH_HA_SDBM, CH_HA_SDBM_AV, CH_HA_DJB2,
+                                                 CH_HA_DJB2_AV, CH_HA_WT6, CH_HA_WT6_AV,
+                                                 CH_HA_CRC32, CH_HA_CRC32_AV):
+    raise ImportError("HAProxy HASH_IDS disagree with ch_keys.h")  # pragma: no cover
 
 cdef enum:
     P_MD5_BE64 = 0      # one point per label: MD5 bytes 0..7 big-endian (uhashring default)

@@ -33,6 +33,10 @@ HASH_IDS = {"xxh3": CH_XXH3, "xxh64": CH_XXH64, "murmur3": CH_MURMUR3, "md5": CH
             # _compat.pxi)
             "one_at_a_time": 4, "ketama_md5": 5, "ketama_md5_next": 6, "md5_next": 7,
             "redis_slot": 8, "cassandra": 9, "cassandra_raw": 10}
+# HAProxy hash-type consistent (src/ch_hash_haproxy.h; ids 65..79, checked in _compat.pxi)
+HASH_IDS.update({"haproxy_sdbm": 65, "haproxy_sdbm_avalanche": 66, "haproxy_djb2": 67,
+                 "haproxy_djb2_avalanche": 68, "haproxy_wt6": 69, "haproxy_wt6_avalanche": 70,
+                 "haproxy_crc32": 71, "haproxy_crc32_avalanche": 72})
 
 _U64_MASK = (1 << 64) - 1
 

@@ -147,3 +147,18 @@ cdef extern from "ch_memento.h" nogil:
     void ch_memento_fix(const uint64_t *h, size_t m, const int32_t *R, const int32_t *slot_node,
                         int32_t *out)
 
+
+# HAProxy hash-type consistent (ch_hash_haproxy.h, included by ch_keys.h): the hash ids
+# (65..79) and the server points, for _haproxy.pxi.
+cdef extern from "ch_keys.h" nogil:
+    enum:
+        CH_HA_SDBM
+        CH_HA_SDBM_AV
+        CH_HA_DJB2
+        CH_HA_DJB2_AV
+        CH_HA_WT6
+        CH_HA_WT6_AV
+        CH_HA_CRC32
+        CH_HA_CRC32_AV
+    uint32_t ch_ha_avalanche(uint32_t a)
+    void ch_ha_points(uint32_t puid, uint32_t count, uint32_t *out)

@@ -22,10 +22,14 @@
 #endif
 #include "ch_search.h"
 #include "ch_compat_hash.h"
+#include "ch_hash_haproxy.h"
 
 enum { CH_XXH3 = 0, CH_XXH64 = 1, CH_MURMUR3 = 2, CH_MD5 = 3, CH_OAAT = 4, CH_KETAMA_MD5 = 5,
        CH_KETAMA_MD5_NEXT = 6, CH_MD5_NEXT = 7, CH_REDIS_SLOT = 8, CH_CASSANDRA = 9,
        CH_CASSANDRA_RAW = 10 };
+/* HAProxy hash-type consistent key hashes (ch_hash_haproxy.h), ids 65..79 */
+enum { CH_HA_SDBM = 65, CH_HA_SDBM_AV = 66, CH_HA_DJB2 = 67, CH_HA_DJB2_AV = 68, CH_HA_WT6 = 69,
+       CH_HA_WT6_AV = 70, CH_HA_CRC32 = 71, CH_HA_CRC32_AV = 72 };
 
 #define CH_SCRATCH 16384
 
@@ -44,6 +48,14 @@ static inline uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t see
         case CH_REDIS_SLOT: return ch_h_redis(p, n, seed);
         case CH_CASSANDRA: return ch_h_cass(p, n, seed);
         case CH_CASSANDRA_RAW: return ch_h_cass_raw(p, n, seed);
+        case CH_HA_SDBM: return ch_h_ha_sdbm(p, n, seed);
+        case CH_HA_SDBM_AV: return ch_h_ha_sdbm_av(p, n, seed);
+        case CH_HA_DJB2: return ch_h_ha_djb2(p, n, seed);
+        case CH_HA_DJB2_AV: return ch_h_ha_djb2_av(p, n, seed);
+        case CH_HA_WT6: return ch_h_ha_wt6(p, n, seed);
+        case CH_HA_WT6_AV: return ch_h_ha_wt6_av(p, n, seed);
+        case CH_HA_CRC32: return ch_h_ha_crc32(p, n, seed);
+        case CH_HA_CRC32_AV: return ch_h_ha_crc32_av(p, n, seed);
         default: return ch_md5_64(p, n);
     }
 }
@@ -76,6 +88,14 @@ static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)
         case CH_REDIS_SLOT: return KERNEL(ch_h_redis, __VA_ARGS__); \
         case CH_CASSANDRA: return KERNEL(ch_h_cass, __VA_ARGS__); \
         case CH_CASSANDRA_RAW: return KERNEL(ch_h_cass_raw, __VA_ARGS__); \
+        case CH_HA_SDBM: return KERNEL(ch_h_ha_sdbm, __VA_ARGS__); \
+        case CH_HA_SDBM_AV: return KERNEL(ch_h_ha_sdbm_av, __VA_ARGS__); \
+        case CH_HA_DJB2: return KERNEL(ch_h_ha_djb2, __VA_ARGS__); \
+        case CH_HA_DJB2_AV: return KERNEL(ch_h_ha_djb2_av, __VA_ARGS__); \
+        case CH_HA_WT6: return KERNEL(ch_h_ha_wt6, __VA_ARGS__); \
+        case CH_HA_WT6_AV: return KERNEL(ch_h_ha_wt6_av, __VA_ARGS__); \
+        case CH_HA_CRC32: return KERNEL(ch_h_ha_crc32, __VA_ARGS__); \
+        case CH_HA_CRC32_AV: return KERNEL(ch_h_ha_crc32_av, __VA_ARGS__); \
         default: return KERNEL(ch_h_md5, __VA_ARGS__);         \
     }
 #define CH_DISPATCH_VOID(hid, KERNEL, ...)                         \
@@ -90,6 +110,14 @@ static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)
         case CH_REDIS_SLOT: (void)KERNEL(ch_h_redis, __VA_ARGS__); break; \
         case CH_CASSANDRA: (void)KERNEL(ch_h_cass, __VA_ARGS__); break; \
         case CH_CASSANDRA_RAW: (void)KERNEL(ch_h_cass_raw, __VA_ARGS__); break; \
+        case CH_HA_SDBM: (void)KERNEL(ch_h_ha_sdbm, __VA_ARGS__); break; \
+        case CH_HA_SDBM_AV: (void)KERNEL(ch_h_ha_sdbm_av, __VA_ARGS__); break; \
+        case CH_HA_DJB2: (void)KERNEL(ch_h_ha_djb2, __VA_ARGS__); break; \
+        case CH_HA_DJB2_AV: (void)KERNEL(ch_h_ha_djb2_av, __VA_ARGS__); break; \
+        case CH_HA_WT6: (void)KERNEL(ch_h_ha_wt6, __VA_ARGS__); break; \
+        case CH_HA_WT6_AV: (void)KERNEL(ch_h_ha_wt6_av, __VA_ARGS__); break; \
+        case CH_HA_CRC32: (void)KERNEL(ch_h_ha_crc32, __VA_ARGS__); break; \
+        case CH_HA_CRC32_AV: (void)KERNEL(ch_h_ha_crc32_av, __VA_ARGS__); break; \
         default: (void)KERNEL(ch_h_md5, __VA_ARGS__); break;         \
     }
 

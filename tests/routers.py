@@ -29,6 +29,7 @@ from consistent_hash import (
     SlotMap,
     TokenRing,
 )
+from consistent_hash.compat.haproxy import HAProxyBackend
 
 __all__ = ["BOUNDED", "EXTRA_NODE", "NODES", "ROUTERS", "RouterSpec", "by_name", "node_names",
            "spec_id"]
@@ -150,6 +151,11 @@ ROUTERS: list[RouterSpec] = [
                replicas=False, int_keys="hashed", mutable=True, takes_hash=True, bounded=True),
     RouterSpec("MementoHash", MementoHash, lambda nodes, **kw: MementoHash(nodes, **kw),
                replicas=False, int_keys="raw", mutable=True, takes_hash=True),
+    RouterSpec("HAProxyBackend", HAProxyBackend,
+               lambda nodes, **kw: HAProxyBackend(nodes, {n: int(_weight(n)) for n in nodes},
+                                                  **kw),
+               replicas=False, int_keys="hashed", mutable=True,
+               add=lambda r, node: r.add(node, int(_weight(node)))),
 ]
 
 BOUNDED: list[RouterSpec] = [s for s in ROUTERS if s.bounded]

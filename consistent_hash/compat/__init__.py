@@ -2,10 +2,12 @@
 
 - ``consistent_hash.compat.uhashring.HashRing`` for ``uhashring.HashRing`` (uhashring 2.5)
 - ``consistent_hash.compat.hashring.HashRing`` for ``hashring.HashRing`` (hashring 1.5.1)
+- ``consistent_hash.compat.haproxy.HAProxyBackend`` / ``from_config``: where HAProxy 2.6's
+  ``hash-type consistent`` sends a key (docs/agreeing-with-haproxy.md)
 
 Each keeps its original's method names, arguments and results, and sends every key to the
 node the original sends it to; see docs/compat.md for what each does differently where the
 original is broken.
 """
 
-__all__ = ["hashring", "uhashring"]
+__all__ = ["haproxy", "hashring", "uhashring"]
