@@ -18,6 +18,8 @@ if (HASH_IDS["one_at_a_time"], HASH_IDS["ketama_md5"], HASH_IDS["ketama_md5_next
         HASH_IDS["cassandra_raw"]) != (CH_OAAT, CH_KETAMA_MD5, CH_KETAMA_MD5_NEXT, CH_MD5_NEXT,
                                        CH_REDIS_SLOT, CH_CASSANDRA, CH_CASSANDRA_RAW):
     raise ImportError("HASH_IDS disagree with ch_keys.h")  # pragma: no cover
+if HASH_IDS["envoy_murmur2"] != CH_ENVOY_MURMUR2:  # Envoy ids 80..89
+    raise ImportError("HASH_IDS disagree with ch_keys.h (Envoy)")  # pragma: no cover
 
 cdef enum:
     P_MD5_BE64 = 0      # one point per label: MD5 bytes 0..7 big-endian (uhashring default)
