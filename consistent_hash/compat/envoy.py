@@ -390,11 +390,11 @@ class EnvoyRingHash(_EnvoyRouter):
 
     Examples
     --------
-    >>> ring = EnvoyRingHash(["127.0.0.1:90", "127.0.0.1:91"], minimum_ring_size=3)
+    >>> ring = EnvoyRingHash(["127.0.0.1:80", "127.0.0.1:81"], minimum_ring_size=3)
     >>> ring.ring_size, ring.hashes_per_host
-    (4, {'127.0.0.1:90': 2, '127.0.0.1:91': 2})
+    (4, {'127.0.0.1:80': 2, '127.0.0.1:81': 2})
     >>> ring.nodes[ring.lookup([0])[0]]
-    '127.0.0.1:90'
+    '127.0.0.1:80'
     """
 
     __slots__ = ("_min", "_max", "_hash_function", "_counts")
@@ -549,7 +549,7 @@ class EnvoyMaglev(_EnvoyRouter):
     --------
     >>> mg = EnvoyMaglev(["127.0.0.1:90", "127.0.0.1:91"], table_size=7)
     >>> [mg.nodes[i] for i in mg.table][:3]
-    ['127.0.0.1:91', '127.0.0.1:91', '127.0.0.1:90']
+    ['127.0.0.1:90', '127.0.0.1:91', '127.0.0.1:90']
     """
 
     __slots__ = ("_table_size",)
