@@ -437,3 +437,23 @@ class _SlotTable(_Router):
 def first_foreign(seq: list[Any] | tuple[object, ...], ints: bool = True) -> int:
     """Index of the first item whose type is not exactly str (or int, with ``ints``), or -1.
     ``seq`` must be a list or tuple (it is read without a type check)."""
+
+# --- src/_envoy.pxi ---
+
+class _EnvoyMaglev(_Router):
+    """Envoy's Maglev table: entries (sorted by hash key) fill it as Envoy fills it, and a
+    hash h routes to table[h % M]."""
+
+    def __new__(
+        cls,
+        nodes: tuple[str, ...],
+        hasher: _Hasher,
+        M: int,
+        offsets: npt.ArrayLike,
+        skips: npt.ArrayLike,
+        weights: npt.ArrayLike,
+        entry_nodes: npt.ArrayLike,
+    ) -> Self: ...
+    @property
+    def table(self) -> npt.NDArray[np.int32]:
+        """Read-only int32[M]: the node index of each slot (empty when no host has weight)."""

@@ -29,6 +29,7 @@ from consistent_hash import (
     SlotMap,
     TokenRing,
 )
+from consistent_hash.compat.envoy import EnvoyMaglev, EnvoyRingHash
 
 __all__ = ["BOUNDED", "EXTRA_NODE", "NODES", "ROUTERS", "RouterSpec", "by_name", "node_names",
            "spec_id"]
@@ -150,6 +151,18 @@ ROUTERS: list[RouterSpec] = [
                replicas=False, int_keys="hashed", mutable=True, takes_hash=True, bounded=True),
     RouterSpec("MementoHash", MementoHash, lambda nodes, **kw: MementoHash(nodes, **kw),
                replicas=False, int_keys="raw", mutable=True, takes_hash=True),
+]
+
+# Envoy's ring_hash and maglev (consistent_hash.compat.envoy): integer weights.
+ROUTERS += [
+    RouterSpec("EnvoyRingHash", EnvoyRingHash,
+               lambda nodes, **kw: EnvoyRingHash(nodes, minimum_ring_size=256, **kw),
+               replicas=False, int_keys="hashed", mutable=True),
+    RouterSpec("EnvoyMaglev-weighted", EnvoyMaglev,
+               lambda nodes, **kw: EnvoyMaglev({n: int(_weight(n)) for n in nodes},
+                                               table_size=1009, **kw),
+               replicas=False, int_keys="hashed", mutable=True,
+               add=lambda r, node: r.add(node, int(_weight(node)))),
 ]
 
 BOUNDED: list[RouterSpec] = [s for s in ROUTERS if s.bounded]
