@@ -35,8 +35,8 @@ import numpy as np
 import pytest
 
 from consistent_hash import EmptyRingError
-from consistent_hash.analysis import migration_plan, movement
 from consistent_hash._ring import hash_bytes
+from consistent_hash.analysis import migration_plan, movement
 from consistent_hash.compat import envoy
 from consistent_hash.compat.envoy import EnvoyMaglev, EnvoyRingHash, from_config, header_hash
 

@@ -648,7 +648,7 @@ def _parse(text: Any) -> Any:
         except json.JSONDecodeError:
             pass  # YAML flow style, perhaps
     try:
-        import yaml
+        import yaml  # type: ignore[import-untyped, unused-ignore]
     except ImportError:
         raise ImportError("reading a YAML Envoy config needs pyyaml: pip install "
                           "'consistent-hash-ring[yaml]' (JSON needs nothing)") from None
@@ -658,7 +658,7 @@ def _parse(text: Any) -> Any:
         raise ValueError(f"text is neither JSON nor YAML Envoy can read: {e}") from None
 
 
-def _clusters(doc: Any) -> list[dict[str, Any]]:
+def _clusters(doc: Any) -> list[Mapping[str, Any]]:
     if isinstance(doc, list):
         return [c for c in doc if isinstance(c, Mapping)]
     if not isinstance(doc, Mapping):

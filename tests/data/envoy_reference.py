@@ -2,11 +2,11 @@
 Envoy's source and independent of consistent_hash (only the ``xxhash`` reference package):
 shared by tests/test_envoy.py and the golden-vector generator tests/data/gen_envoy_vectors.py.
 
-Read at (envoyproxy/envoy):
-  source/extensions/load_balancing_policies/ring_hash/ring_hash_lb.cc   e7495d2690fac1d2c4041b7945959abbcb4f9eaa
-  source/extensions/load_balancing_policies/maglev/maglev_lb.cc         a6b64f4b8db11f00fd7255e4dba14c5802547275
-  source/extensions/load_balancing_policies/common/thread_aware_lb_impl.cc  0336fd611e5792d2cee803b64c168d69fa9762f3
-  source/common/common/hash.cc (MurmurHash::murmurHash2)                  03fa724669376b0eecbd359050aa6396b2cf7b7e
+Read at (envoyproxy/envoy; S = source/extensions/load_balancing_policies):
+  S/ring_hash/ring_hash_lb.cc                 e7495d2690fac1d2c4041b7945959abbcb4f9eaa
+  S/maglev/maglev_lb.cc                       a6b64f4b8db11f00fd7255e4dba14c5802547275
+  S/common/thread_aware_lb_impl.cc            0336fd611e5792d2cee803b64c168d69fa9762f3
+  source/common/common/hash.cc (murmurHash2)  03fa724669376b0eecbd359050aa6396b2cf7b7e
 
 A host here is (hash key, weight, locality); a cluster is a list of hosts in cluster order
 and, for locality-weighted balancing, a dict locality -> weight.
