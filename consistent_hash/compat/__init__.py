@@ -4,11 +4,11 @@
 - ``consistent_hash.compat.hashring.HashRing`` for ``hashring.HashRing`` (hashring 1.5.1)
 
 Each keeps its original's method names, arguments and results, and sends every key to the
-node the original sends it to;
+node the original sends it to; see docs/compat.md for what each does differently where the
+original is broken.
 
 ``consistent_hash.compat.envoy`` predicts Envoy's ``ring_hash`` and ``maglev`` load balancers
-(``EnvoyRingHash``, ``EnvoyMaglev``, ``from_config``); see docs/agreeing-with-envoy.md; see docs/compat.md for what each does differently where the
-original is broken.
+(``EnvoyRingHash``, ``EnvoyMaglev``, ``from_config``): see docs/agreeing-with-envoy.md.
 """
 
 __all__ = ["hashring", "uhashring"]
