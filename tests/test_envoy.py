@@ -45,6 +45,7 @@ sys.path.insert(0, str(DATA))
 
 import envoy_reference as ref  # noqa: E402
 from gen_envoy_vectors import configs as vector_configs  # noqa: E402
+from servers import require  # noqa: E402
 
 U64_MAX = (1 << 64) - 1
 
@@ -97,9 +98,7 @@ def test_murmur2_every_length_against_the_transcription() -> None:
 def test_murmur2_is_libstdcxx_std_hash() -> None:
     """Envoy's murmurHash2 is libstdc++'s std::hash<std::string> (its comment, and its
     stdhash test): compile a program that prints std::hash of some strings and compare."""
-    cxx = shutil.which("g++") or shutil.which("clang++")
-    if cxx is None:
-        pytest.skip("no C++ compiler to ask libstdc++ for std::hash<std::string>")
+    cxx = shutil.which("clang++") or require("g++")  # .ci/run installs g++ if neither is
     rnd = random.Random(11)
     words = [bytes(rnd.choice(b"abcdefghij_0123456789:.") for _ in range(n)) for n in range(40)]
     words += [f"10.0.0.{i}:80_{j}".encode() for i in range(3) for j in range(5)]
@@ -836,3 +835,16 @@ def test_failed_change_leaves_the_router_unchanged() -> None:
     with pytest.raises(TypeError):
         r.add(5)  # type: ignore[arg-type]
     assert r.to_bytes() == before
+
+
+def test_ring_counts_follow_host_order_maglev_does_not() -> None:
+    """docs/agreeing-with-envoy.md: fractional entry counts are rounded by the running sum
+    over the hosts in order (7 entries over 5 equal hosts: 2, 1, 2, 1, 1), so the order of
+    the endpoints matters to ring_hash; Maglev sorts by hash key first."""
+    hosts = ports(90, 91, 92, 93, 94)
+    a = EnvoyRingHash(hosts, minimum_ring_size=7, maximum_ring_size=7)
+    b = EnvoyRingHash(hosts[::-1], minimum_ring_size=7, maximum_ring_size=7)
+    assert list(a.hashes_per_host.values()) == [2, 1, 2, 1, 1]
+    assert a.hashes_per_host != b.hashes_per_host
+    ma, mb = EnvoyMaglev(hosts, table_size=17), EnvoyMaglev(hosts[::-1], table_size=17)
+    assert [ma.nodes[i] for i in ma.table] == [mb.nodes[i] for i in mb.table]
