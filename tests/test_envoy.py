@@ -839,12 +839,22 @@ def test_failed_change_leaves_the_router_unchanged() -> None:
 
 def test_ring_counts_follow_host_order_maglev_does_not() -> None:
     """docs/agreeing-with-envoy.md: fractional entry counts are rounded by the running sum
-    over the hosts in order (7 entries over 5 equal hosts: 2, 1, 2, 1, 1), so the order of
-    the endpoints matters to ring_hash; Maglev sorts by hash key first."""
+    over the hosts in order, so the order of the endpoints matters to ring_hash (weights
+    1, 1, 1, 1, 2 on 7 entries: 2, 1, 1, 1, 2 listed one way, 1, 1, 1, 1, 3 the other);
+    Maglev sorts by hash key first.  (Equal hosts can also get one entry more than
+    maximum_ring_size: 5 on 7 entries get 2, 1, 2, 1, 2, as the sum 1.4 + ... + 1.4 is
+    7.000000000000001 in doubles.)"""
     hosts = ports(90, 91, 92, 93, 94)
-    a = EnvoyRingHash(hosts, minimum_ring_size=7, maximum_ring_size=7)
-    b = EnvoyRingHash(hosts[::-1], minimum_ring_size=7, maximum_ring_size=7)
-    assert list(a.hashes_per_host.values()) == [2, 1, 2, 1, 1]
-    assert a.hashes_per_host != b.hashes_per_host
+    ws = [1, 1, 1, 1, 2]
+    a = EnvoyRingHash(dict(zip(hosts, ws, strict=True)), minimum_ring_size=7,
+                      maximum_ring_size=7)
+    b = EnvoyRingHash(dict(zip(hosts[::-1], ws[::-1], strict=True)), minimum_ring_size=7,
+                      maximum_ring_size=7)
+    assert [a.hashes_per_host[h] for h in hosts] == [2, 1, 1, 1, 2]
+    assert [b.hashes_per_host[h] for h in hosts] == [1, 1, 1, 1, 3]
+    eq = EnvoyRingHash(hosts, minimum_ring_size=7, maximum_ring_size=7)
+    assert list(eq.hashes_per_host.values()) == [2, 1, 2, 1, 2] and eq.ring_size == 8
+    ring, _, gauge = ref.ring_build([(h, 1, None) for h in hosts], None, 7, 7, "XX_HASH")
+    assert len(ring) == 8 and gauge == 7
     ma, mb = EnvoyMaglev(hosts, table_size=17), EnvoyMaglev(hosts[::-1], table_size=17)
     assert [ma.nodes[i] for i in ma.table] == [mb.nodes[i] for i in mb.table]
