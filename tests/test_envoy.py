@@ -687,6 +687,13 @@ def test_from_config_json_dict_and_bootstrap() -> None:
 
     doc = yaml.safe_load(RING_YAML)
     assert from_config(doc) == from_config(json.dumps(doc)) == from_config(RING_YAML)
+    camel = {"name": "backend", "type": "STATIC", "lbPolicy": "RING_HASH",
+             "ringHashLbConfig": {"minimumRingSize": "12"},
+             "loadAssignment": {"endpoints": [{"lbEndpoints": [
+                 {"endpoint": {"address": {"socketAddress": {"address": "127.0.0.1",
+                                                             "portValue": p}}}}
+                 for p in range(90, 96)]}]}}
+    assert from_config(json.dumps(camel)) == from_config(doc)
     boot = {"static_resources": {"clusters": [doc]}}
     assert from_config(json.dumps(boot)) == from_config(doc)
     two = {"static_resources": {"clusters": [doc, {**doc, "name": "other",
@@ -718,6 +725,10 @@ load_assignment:
     r = from_config(text)
     assert r == EnvoyRingHash([str(p) for p in range(80, 86)], minimum_ring_size=12,
                               hash_function="MURMUR_HASH_2")
+    # RingHash's deprecated use_hostname_for_hashing (counts without consistent_hashing_lb_config)
+    old_style = text.replace("consistent_hashing_lb_config: {use_hostname_for_hashing: true}",
+                             "use_hostname_for_hashing: true")
+    assert from_config(old_style) == r
     maglev = text.replace("ring_hash.v3.RingHash", "maglev.v3.Maglev").replace(
         "hash_function: MURMUR_HASH_2", "table_size: 7").replace(
         "        minimum_ring_size: 12\n", "")

@@ -671,6 +671,21 @@ def _clusters(doc: Any) -> list[Mapping[str, Any]]:
     return [dict(doc)]
 
 
+def _snake(doc: Any) -> Any:
+    """Protobuf JSON's lowerCamelCase field names (``lbPolicy``) as the snake_case ones
+    (``lb_policy``) Envoy equally accepts; metadata keys are left as written."""
+    if isinstance(doc, list):
+        return [_snake(x) for x in doc]
+    if not isinstance(doc, Mapping):
+        return doc
+    out: dict[str, Any] = {}
+    for k, v in doc.items():
+        key = k if not isinstance(k, str) or k.startswith("@") else "".join(
+            "_" + ch.lower() if ch.isupper() else ch for ch in k)
+        out[key] = v if key in ("filter_metadata", "typed_filter_metadata") else _snake(v)
+    return out
+
+
 def _uint(value: Any, what: str) -> int:
     """A protobuf wrapped integer as YAML / JSON give it (int, or a decimal str)."""
     if isinstance(value, Mapping) and "value" in value:
@@ -719,10 +734,11 @@ def _policy(c: Mapping[str, Any], cname: str) -> tuple[str, dict[str, Any], dict
         if t not in (_RING_TYPE, _MAGLEV_TYPE):
             raise ValueError(f"cluster {cname!r}: its first load balancing policy is "
                              f"{t or tec.get('name')!r}, not ring hash or maglev")
-        chc = dict(typed.get("consistent_hashing_lb_config") or {})
-        if t == _RING_TYPE:
-            chc.setdefault("use_hostname_for_hashing", typed.get("use_hostname_for_hashing"))
-            chc.setdefault("hash_balance_factor", typed.get("hash_balance_factor"))
+        if "consistent_hashing_lb_config" in typed or t != _RING_TYPE:
+            chc = dict(typed.get("consistent_hashing_lb_config") or {})
+        else:  # RingHash's deprecated fields count only without consistent_hashing_lb_config
+            chc = {"use_hostname_for_hashing": typed.get("use_hostname_for_hashing"),
+                   "hash_balance_factor": typed.get("hash_balance_factor")}
         extra = {"locality_weighted": "locality_weighted_lb_config" in typed, **chc}
         return ("ring_hash" if t == _RING_TYPE else "maglev"), typed, extra
     policy = c.get("lb_policy", "ROUND_ROBIN")
@@ -753,7 +769,7 @@ def from_config(text: Any, name: str | None = None) -> EnvoyRingHash | EnvoyMagl
     the choice would then depend on live state: ``hash_balance_factor`` (bounded loads),
     endpoints whose ``health_status`` is not HEALTHY / UNKNOWN, non-IP addresses without
     ``use_hostname_for_hashing``."""
-    clusters = _clusters(_parse(text))
+    clusters = [_snake(c) for c in _clusters(_parse(text))]
     names = [str(c.get("name", "")) for c in clusters]
     if name is not None:
         if name not in names:
