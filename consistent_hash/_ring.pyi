@@ -451,3 +451,22 @@ def haproxy_points(
 
 def haproxy_avalanche(x: int) -> int:
     """HAProxy's full_hash (the avalanche modifier) of one 32-bit integer."""
+# --- src/_envoy.pxi ---
+
+class _EnvoyMaglev(_Router):
+    """Envoy's Maglev table: entries (sorted by hash key) fill it as Envoy fills it, and a
+    hash h routes to table[h % M]."""
+
+    def __new__(
+        cls,
+        nodes: tuple[str, ...],
+        hasher: _Hasher,
+        M: int,
+        offsets: npt.ArrayLike,
+        skips: npt.ArrayLike,
+        weights: npt.ArrayLike,
+        entry_nodes: npt.ArrayLike,
+    ) -> Self: ...
+    @property
+    def table(self) -> npt.NDArray[np.int32]:
+        """Read-only int32[M]: the node index of each slot (empty when no host has weight)."""

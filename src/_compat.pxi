@@ -25,6 +25,8 @@ if (HASH_IDS["haproxy_sdbm"], HASH_IDS["haproxy_sdbm_avalanche"], HASH_IDS["hapr
                                                  CH_HA_DJB2_AV, CH_HA_WT6, CH_HA_WT6_AV,
                                                  CH_HA_CRC32, CH_HA_CRC32_AV):
     raise ImportError("HAProxy HASH_IDS disagree with ch_keys.h")  # pragma: no cover
+if HASH_IDS["envoy_murmur2"] != CH_ENVOY_MURMUR2:  # Envoy ids 80..89
+    raise ImportError("HASH_IDS disagree with ch_keys.h (Envoy)")  # pragma: no cover
 
 cdef enum:
     P_MD5_BE64 = 0      # one point per label: MD5 bytes 0..7 big-endian (uhashring default)

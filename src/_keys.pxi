@@ -37,6 +37,7 @@ HASH_IDS = {"xxh3": CH_XXH3, "xxh64": CH_XXH64, "murmur3": CH_MURMUR3, "md5": CH
 HASH_IDS.update({"haproxy_sdbm": 65, "haproxy_sdbm_avalanche": 66, "haproxy_djb2": 67,
                  "haproxy_djb2_avalanche": 68, "haproxy_wt6": 69, "haproxy_wt6_avalanche": 70,
                  "haproxy_crc32": 71, "haproxy_crc32_avalanche": 72})
+HASH_IDS["envoy_murmur2"] = 80  # Envoy ring_hash MURMUR_HASH_2 (ids 80..89: ch_hash_envoy.h)
 
 _U64_MASK = (1 << 64) - 1
 

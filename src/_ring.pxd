@@ -162,3 +162,15 @@ cdef extern from "ch_keys.h" nogil:
         CH_HA_CRC32_AV
     uint32_t ch_ha_avalanche(uint32_t a)
     void ch_ha_points(uint32_t puid, uint32_t count, uint32_t *out)
+# Envoy (consistent_hash.compat.envoy): ring_hash's MURMUR_HASH_2 point hash (hash id 80) and
+# Envoy's Maglev table.
+cdef extern from "ch_keys.h" nogil:
+    enum:
+        CH_ENVOY_MURMUR2
+
+cdef extern from "ch_envoy.h" nogil:
+    uint64_t ch_envoy_maglev_build(uint64_t *pos, const uint64_t *skip, const double *w,
+                                   double w_max, double *target, uint32_t n, uint64_t M,
+                                   int32_t *table)
+    void ch_envoy_maglev_lookup(const int32_t *table, uint64_t M, const uint64_t *h, size_t m,
+                                int32_t *out)

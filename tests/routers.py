@@ -30,6 +30,7 @@ from consistent_hash import (
     TokenRing,
 )
 from consistent_hash.compat.haproxy import HAProxyBackend
+from consistent_hash.compat.envoy import EnvoyMaglev, EnvoyRingHash
 
 __all__ = ["BOUNDED", "EXTRA_NODE", "NODES", "ROUTERS", "RouterSpec", "by_name", "node_names",
            "spec_id"]
@@ -154,6 +155,18 @@ ROUTERS: list[RouterSpec] = [
     RouterSpec("HAProxyBackend", HAProxyBackend,
                lambda nodes, **kw: HAProxyBackend(nodes, {n: int(_weight(n)) for n in nodes},
                                                   **kw),
+               replicas=False, int_keys="hashed", mutable=True,
+               add=lambda r, node: r.add(node, int(_weight(node)))),
+]
+
+# Envoy's ring_hash and maglev (consistent_hash.compat.envoy): integer weights.
+ROUTERS += [
+    RouterSpec("EnvoyRingHash", EnvoyRingHash,
+               lambda nodes, **kw: EnvoyRingHash(nodes, minimum_ring_size=256, **kw),
+               replicas=False, int_keys="hashed", mutable=True),
+    RouterSpec("EnvoyMaglev-weighted", EnvoyMaglev,
+               lambda nodes, **kw: EnvoyMaglev({n: int(_weight(n)) for n in nodes},
+                                               table_size=1009, **kw),
                replicas=False, int_keys="hashed", mutable=True,
                add=lambda r, node: r.add(node, int(_weight(node)))),
 ]

@@ -8,6 +8,9 @@
 Each keeps its original's method names, arguments and results, and sends every key to the
 node the original sends it to; see docs/compat.md for what each does differently where the
 original is broken.
+
+``consistent_hash.compat.envoy`` predicts Envoy's ``ring_hash`` and ``maglev`` load balancers
+(``EnvoyRingHash``, ``EnvoyMaglev``, ``from_config``): see docs/agreeing-with-envoy.md.
 """
 
-__all__ = ["haproxy", "hashring", "uhashring"]
+__all__ = ["envoy", "haproxy", "hashring", "uhashring"]
