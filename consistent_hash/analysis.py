@@ -50,7 +50,8 @@ class MigrationPlan:
 
     Ranges are sorted by start, disjoint, and adjacent ranges with the same (source, target)
     are merged. ``moves(keys)`` tells which keys a migration job must copy; ``hasher`` is the
-    hash both layouts apply to keys."""
+    hash both layouts apply to keys. Hashes are 64-bit: a system whose hashes are narrower
+    (ketama, nginx, HAProxy, twemproxy: 32 bits) has its hash ``h`` at ``h << 32`` here."""
 
     starts: npt.NDArray[np.uint64]
     ends: npt.NDArray[np.uint64]
@@ -123,6 +124,10 @@ def _layout(router: Any) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32],
     own = getattr(router, "owners", None)
     nodes = getattr(router, "nodes", None)
     if isinstance(pos, np.ndarray) and isinstance(own, np.ndarray) and nodes is not None:
+        if getattr(router, "_hash_shift", 0):
+            # Narrow hashes (ketama's 32 bits) sit in the high bits of the core's positions,
+            # which is where keys are compared; a router may show them unshifted.
+            pos = router._core.positions
         return pos, own, tuple(nodes)
     return None
 

@@ -653,3 +653,20 @@ def test_from_bytes_damage_detected():
     data[20] ^= 1
     with pytest.raises(ValueError, match="checksum"):
         HashRing.from_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("mode", ["ketama_weighted", "ketama", "twemproxy"])
+def test_exact_analysis_of_ketama_rings_matches_the_keys(mode: str) -> None:
+    # KetamaRing's positions are its 32-bit point values; the exact analysis must compare
+    # them where the core compares keys (the high 32 bits), or it finds nothing moving.
+    from consistent_hash import KetamaRing
+
+    servers = [f"10.0.0.{i}:11211" for i in range(1, 7)]
+    old, new = KetamaRing(servers[:5], mode=mode), KetamaRing(servers, mode=mode)
+    keys = [f"user:{i}" for i in range(20_000)]
+    actual = old.get_many(keys) != new.get_many(keys)
+    plan = migration_plan(old, new)
+    assert np.array_equal(plan.moves(keys), actual)
+    m = movement(old, new)
+    assert m.exact and abs(m.moved - actual.mean()) < 0.02
+    assert m.moved == pytest.approx(plan.moved)
