@@ -18,6 +18,9 @@ if (HASH_IDS["one_at_a_time"], HASH_IDS["ketama_md5"], HASH_IDS["ketama_md5_next
         HASH_IDS["cassandra_raw"]) != (CH_OAAT, CH_KETAMA_MD5, CH_KETAMA_MD5_NEXT, CH_MD5_NEXT,
                                        CH_REDIS_SLOT, CH_CASSANDRA, CH_CASSANDRA_RAW):
     raise ImportError("HASH_IDS disagree with ch_keys.h")  # pragma: no cover
+if (HASH_IDS["nginx_crc32"], HASH_IDS["nginx_crc32_len"]) != (CH_NGINX_CRC32,
+                                                              CH_NGINX_CRC32_LEN):
+    raise ImportError("HASH_IDS disagree with ch_keys.h (nginx)")  # pragma: no cover
 
 cdef enum:
     P_MD5_BE64 = 0      # one point per label: MD5 bytes 0..7 big-endian (uhashring default)

@@ -33,6 +33,7 @@ HASH_IDS = {"xxh3": CH_XXH3, "xxh64": CH_XXH64, "murmur3": CH_MURMUR3, "md5": CH
             # _compat.pxi)
             "one_at_a_time": 4, "ketama_md5": 5, "ketama_md5_next": 6, "md5_next": 7,
             "redis_slot": 8, "cassandra": 9, "cassandra_raw": 10}
+HASH_IDS.update({"nginx_crc32": 60, "nginx_crc32_len": 61})  # nginx upstream hash, ids 60..64
 
 _U64_MASK = (1 << 64) - 1
 

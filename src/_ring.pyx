@@ -22,3 +22,4 @@ include "_multiprobe.pxi"
 include "_memento.pxi"
 include "_bounded.pxi"      # bounded loads over any _Router
 include "_compat.pxi"       # ketama / uhashring points, slot table, compat helpers
+include "_nginx.pxi"        # nginx upstream hash: consistent points, plain hash kernel

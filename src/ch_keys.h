@@ -22,10 +22,13 @@
 #endif
 #include "ch_search.h"
 #include "ch_compat_hash.h"
+#include "ch_hash_nginx.h"
 
 enum { CH_XXH3 = 0, CH_XXH64 = 1, CH_MURMUR3 = 2, CH_MD5 = 3, CH_OAAT = 4, CH_KETAMA_MD5 = 5,
        CH_KETAMA_MD5_NEXT = 6, CH_MD5_NEXT = 7, CH_REDIS_SLOT = 8, CH_CASSANDRA = 9,
        CH_CASSANDRA_RAW = 10 };
+/* nginx upstream hash (ch_hash_nginx.h): ids 60..64 */
+enum { CH_NGINX_CRC32 = 60, CH_NGINX_CRC32_LEN = 61 };
 
 #define CH_SCRATCH 16384
 
@@ -44,6 +47,8 @@ static inline uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t see
         case CH_REDIS_SLOT: return ch_h_redis(p, n, seed);
         case CH_CASSANDRA: return ch_h_cass(p, n, seed);
         case CH_CASSANDRA_RAW: return ch_h_cass_raw(p, n, seed);
+        case CH_NGINX_CRC32: return ch_h_ngx_crc(p, n, seed);
+        case CH_NGINX_CRC32_LEN: return ch_h_ngx_crc_len(p, n, seed);
         default: return ch_md5_64(p, n);
     }
 }
@@ -76,6 +81,8 @@ static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)
         case CH_REDIS_SLOT: return KERNEL(ch_h_redis, __VA_ARGS__); \
         case CH_CASSANDRA: return KERNEL(ch_h_cass, __VA_ARGS__); \
         case CH_CASSANDRA_RAW: return KERNEL(ch_h_cass_raw, __VA_ARGS__); \
+        case CH_NGINX_CRC32: return KERNEL(ch_h_ngx_crc, __VA_ARGS__); \
+        case CH_NGINX_CRC32_LEN: return KERNEL(ch_h_ngx_crc_len, __VA_ARGS__); \
         default: return KERNEL(ch_h_md5, __VA_ARGS__);         \
     }
 #define CH_DISPATCH_VOID(hid, KERNEL, ...)                         \
@@ -90,6 +97,8 @@ static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)
         case CH_REDIS_SLOT: (void)KERNEL(ch_h_redis, __VA_ARGS__); break; \
         case CH_CASSANDRA: (void)KERNEL(ch_h_cass, __VA_ARGS__); break; \
         case CH_CASSANDRA_RAW: (void)KERNEL(ch_h_cass_raw, __VA_ARGS__); break; \
+        case CH_NGINX_CRC32: (void)KERNEL(ch_h_ngx_crc, __VA_ARGS__); break; \
+        case CH_NGINX_CRC32_LEN: (void)KERNEL(ch_h_ngx_crc_len, __VA_ARGS__); break; \
         default: (void)KERNEL(ch_h_md5, __VA_ARGS__); break;         \
     }
 
