@@ -18,7 +18,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -56,7 +55,7 @@ def configs(ports: Sequence[int], sock: str) -> list[Config]:
     def s(names: Sequence[str], weights: Sequence[int] | None = None,
           down: Sequence[int] = ()) -> tuple[tuple[str, int, bool], ...]:
         ws = weights or [1] * len(names)
-        return tuple((n, w, i in down) for i, (n, w) in enumerate(zip(names, ws)))
+        return tuple((n, w, i in down) for i, (n, w) in enumerate(zip(names, ws, strict=True)))
 
     w5 = [1, 2, 3, 1, 5]
     local5 = [ip[0], f"localhost:{ports[1]}", ip[2], f"localhost:{ports[3]}", ip[4]]
@@ -255,7 +254,6 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 # -- keys that survive a header unchanged ------------------------------------------------------
 
-_lock = threading.Lock()
 
 
 def header_safe(key: bytes) -> bool:

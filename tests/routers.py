@@ -29,6 +29,7 @@ from consistent_hash import (
     SlotMap,
     TokenRing,
 )
+from consistent_hash.compat.nginx import NginxUpstream
 
 __all__ = ["BOUNDED", "EXTRA_NODE", "NODES", "ROUTERS", "RouterSpec", "by_name", "node_names",
            "spec_id"]
@@ -150,6 +151,9 @@ ROUTERS: list[RouterSpec] = [
                replicas=False, int_keys="hashed", mutable=True, takes_hash=True, bounded=True),
     RouterSpec("MementoHash", MementoHash, lambda nodes, **kw: MementoHash(nodes, **kw),
                replicas=False, int_keys="raw", mutable=True, takes_hash=True),
+    RouterSpec("NginxUpstream", NginxUpstream,
+               lambda nodes, **kw: NginxUpstream(nodes, **kw),
+               replicas=True, int_keys="hashed", mutable=True),
 ]
 
 BOUNDED: list[RouterSpec] = [s for s in ROUTERS if s.bounded]

@@ -143,8 +143,17 @@ class NginxUpstream(Router):
     Examples
     --------
     >>> up = NginxUpstream(["10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"])
-    >>> up.get("user:42")
-    '10.0.0.1:11211'
+    >>> up.get_many(["user:42", "user:1", "user:2"]).tolist()
+    ['10.0.0.3:11211', '10.0.0.1:11211', '10.0.0.1:11211']
+    >>> conf = '''
+    ... upstream memcached {
+    ...     hash $uri;                      # plain hash: weighted modulo
+    ...     server 10.0.0.1:11211;
+    ...     server 10.0.0.2:11211;
+    ...     server 10.0.0.3:11211;
+    ... }'''
+    >>> from_config(conf).get_many(["user:42", "user:1", "user:2"]).tolist()
+    ['10.0.0.2:11211', '10.0.0.1:11211', '10.0.0.1:11211']
     """
 
     __slots__ = ("_consistent", "_servers", "_weights", "_down")
@@ -319,7 +328,8 @@ class NginxUpstream(Router):
     @property
     def points(self) -> npt.NDArray[np.uint64]:
         """nginx's 32-bit points, ascending, equal ones merged (consistent only)."""
-        return self.positions >> np.uint64(32)
+        pts: npt.NDArray[np.uint64] = self.positions >> np.uint64(32)
+        return pts
 
     def ownership(self) -> dict[str, float]:
         """The exact share of the 32-bit key-hash space each server receives (consistent
