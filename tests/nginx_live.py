@@ -30,15 +30,19 @@ NBACK = 25
 
 @dataclass(frozen=True)
 class Config:
-    """One upstream: name, mode, servers as (written, weight, down)."""
+    """One upstream: name, mode, servers as (written, weight, down); backup servers are
+    written before the ``hash`` line (the only place nginx accepts them with hash)."""
 
     name: str
     consistent: bool
     servers: tuple[tuple[str, int, bool], ...]
+    backup: tuple[str, ...] = ()
+    dead: tuple[str, ...] = ()  # servers with nothing listening (nginx retries the next)
 
     def block(self) -> str:
-        lines = [f"    upstream {self.name} {{",
-                 f"        hash $http_x_key{' consistent' if self.consistent else ''};"]
+        lines = [f"    upstream {self.name} {{"]
+        lines += [f"        server {b} backup;" for b in self.backup]
+        lines += [f"        hash $http_x_key{' consistent' if self.consistent else ''};"]
         for s, w, d in self.servers:
             lines.append(f"        server {s}" + (f" weight={w}" if w != 1 else "")
                          + (" down" if d else "") + ";")
@@ -47,10 +51,12 @@ class Config:
         return "\n".join(lines)
 
 
-def configs(ports: Sequence[int], sock: str) -> list[Config]:
-    """The configurations: 3, 5 and 25 servers, weights, a server removed, servers down,
-    localhost:P vs 127.0.0.1:P, a unix socket; consistent and plain hash."""
+def configs(ports: Sequence[int], sock: str, dead: int = 9) -> list[Config]:
+    """The configurations: 3, 5 and 25 servers, weights, a server removed, servers down, a
+    server dead (nothing listens on port ``dead``), backup servers, localhost:P vs
+    127.0.0.1:P, a unix socket; consistent and plain hash."""
     ip = [f"{HOST}:{p}" for p in ports]
+    gone = f"{HOST}:{dead}"
 
     def s(names: Sequence[str], weights: Sequence[int] | None = None,
           down: Sequence[int] = ()) -> tuple[tuple[str, int, bool], ...]:
@@ -70,6 +76,8 @@ def configs(ports: Sequence[int], sock: str) -> list[Config]:
             Config(pre + "5down", consistent, s(ip[:5], down=[1])),
             Config(pre + "25down", consistent, s(ip[:25], [1 + i % 3 for i in range(25)],
                                                  down=[0, 7, 19])),
+            Config(pre + "4backup", consistent, s(ip[:4]), backup=(ip[4],)),
+            Config(pre + "5dead", consistent, s(ip[:2] + [gone] + ip[3:5]), dead=(gone,)),
         ]
     out += [
         Config("c5local", True, s(local5)),
@@ -86,8 +94,10 @@ def nginx_conf(prefix: str, front: int, ports: Sequence[int], sock: str,
         f"    server {{ listen {HOST}:{p}; return 200 \"$server_addr:$server_port\"; }}"
         for p in ports)
     backends += f"\n    server {{ listen unix:{sock}; return 200 \"unix:{sock}\"; }}"
-    locations = "\n".join(f"        location = /{c.name} {{ proxy_pass http://{c.name}; }}"
-                          for c in cfgs)
+    locations = "\n".join(
+        f"        location = /{c.name} {{ proxy_pass http://{c.name};"
+        + (" proxy_next_upstream error timeout; proxy_connect_timeout 2s;" if c.dead else "")
+        + " }" for c in cfgs)
     return f"""{user}worker_processes 2;
 daemon off;
 pid {prefix}/nginx.pid;
@@ -128,7 +138,8 @@ class Live:
         if answer.startswith("unix:"):
             return next(s for s, _, _ in cfg.servers if s.startswith("unix:"))
         port = answer.rsplit(":", 1)[1]
-        return next(s for s, _, _ in cfg.servers if s.rsplit(":", 1)[-1] == port)
+        written = [s for s, _, _ in cfg.servers] + list(cfg.backup)
+        return next(s for s in written if s.rsplit(":", 1)[-1] == port)
 
     def route(self, requests: Sequence[tuple[str, bytes]], threads: int = 6) -> list[str]:
         """For (upstream name, key) pairs, the backend reply to each (keep-alive connections,
@@ -207,9 +218,9 @@ def live_nginx(binary: str) -> Iterator[Live]:
     proc = None
     try:
         for attempt in range(5):
-            ports = _free_ports(NBACK + 1)
-            front, back = ports[0], ports[1:]
-            cfgs = configs(back, sock)
+            ports = _free_ports(NBACK + 2)
+            front, back, dead = ports[0], ports[1:-1], ports[-1]
+            cfgs = configs(back, sock, dead)
             text = nginx_conf(prefix, front, back, sock, cfgs)
             conf = os.path.join(prefix, "nginx.conf")
             with open(conf, "w") as f:
