@@ -45,6 +45,7 @@ def main() -> None:
                 "consistent": c.consistent,
                 "upstream": textwrap.dedent(c.block()).strip() + "\n",
                 "servers": written,
+                "dead": list(c.dead),  # nothing listens there (failed: skipped as down)
                 # per key, the index in "servers" of the server nginx sent it to
                 "answers": [written.index(live.answer_to_server(c, a)) for a in got],
             })
