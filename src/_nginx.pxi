@@ -53,6 +53,8 @@ cdef class _NginxHash(_Router):
     """Plain nginx `hash`: servers in order with their weights; some may be down."""
     cdef object _ends_arr
     cdef object _down_arr
+    cdef object _table_arr
+    cdef const int32_t *table           # server of every w < total weight (small totals)
     cdef const uint32_t *ends
     cdef const uint8_t *down
     cdef uint32_t ns
@@ -72,6 +74,15 @@ cdef class _NginxHash(_Router):
         self._down_arr = down
         cdef const uint32_t[::1] ev
         cdef const uint8_t[::1] dv
+        cdef const int32_t[::1] tv
+        self.table = NULL
+        if len(nodes) and ends[len(nodes) - 1] <= (1 << 16):
+            table = np.repeat(np.arange(len(nodes), dtype=np.int32),
+                              np.diff(ends.astype(np.int64), prepend=0))
+            table.flags.writeable = False
+            self._table_arr = table
+            tv = table
+            self.table = &tv[0]
         self.ns = <uint32_t>len(nodes)
         if self.ns:
             ev = ends
@@ -84,7 +95,8 @@ cdef class _NginxHash(_Router):
             self.empty_message = "every server of the upstream is down"
 
     cdef void route(self, const uint64_t *h, Py_ssize_t m, int32_t *out) noexcept nogil:
-        ch_ngx_hash_route(h, <size_t>m, self.ends, self.ns, self.down, self.nlive, out, NULL)
+        ch_ngx_hash_route(h, <size_t>m, self.ends, self.ns, self.down, self.nlive, self.table,
+                          out, NULL)
 
     def tries(self, const uint64_t[::1] hashes):
         """For core hashes: (server index, tries nginx makes) per hash; more than 21 tries
@@ -97,5 +109,5 @@ cdef class _NginxHash(_Router):
         if m:
             with nogil:
                 ch_ngx_hash_route(&hashes[0], <size_t>m, self.ends, self.ns, self.down,
-                                  self.nlive, &ov[0], &tv[0])
+                                  self.nlive, NULL, &ov[0], &tv[0])
         return out, tr

@@ -155,8 +155,8 @@ cdef extern from "ch_hash_nginx.h" nogil:
     uint32_t ch_ngx_crc32(const uint8_t *p, size_t n)
     void ch_ngx_points(uint32_t base, uint32_t count, uint64_t *out)
     void ch_ngx_hash_route(const uint64_t *h, size_t m, const uint32_t *ends, uint32_t ns,
-                           const uint8_t *down, uint32_t live, int32_t *out,
-                           uint32_t *tries_out)
+                           const uint8_t *down, uint32_t live, const int32_t *table,
+                           int32_t *out, uint32_t *tries_out)
 
 cdef extern from "ch_keys.h" nogil:
     enum:

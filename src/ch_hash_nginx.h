@@ -158,57 +158,69 @@ static inline uint32_t ch_ngx_rehash(uint32_t r, uint32_t crc, uint32_t x8)
     return ch_ngx_gf_mul(c ^ 0xFFFFFFFFu, x8) ^ crc;
 }
 
+/* the first server whose weight interval ends past w (ends: cumulative weights), without
+ * branches: count the servers whose interval ends at or before w, in halving steps */
+static inline uint32_t ch_ngx_pick(const uint32_t *ends, uint32_t ns, uint32_t w)
+{
+    const uint32_t *base = ends;
+    uint32_t n = ns;
+    while (n > 1) {
+        uint32_t half = n / 2;
+        base = (base[half - 1] <= w) ? base + half : base;
+        n -= half;
+    }
+    return (uint32_t)(base - ends) + (base[0] <= w);
+}
+
+/* the rehash loop from try 1 on, for a key whose first pick was down; *tries gets r + 1 */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int32_t ch_ngx_rehash_walk(uint32_t crc, uint32_t len, uint32_t acc, const uint32_t *ends,
+                                  uint32_t ns, const uint8_t *down, uint32_t *tries)
+{
+    uint32_t total = ends[ns - 1], x8 = ch_ngx_x8n(len), r, p, i;
+    for (r = 1; r < CH_NGX_MAX_REHASH; r++) {
+        acc += (ch_ngx_rehash(r, crc, x8) >> 16) & 0x7FFFu;
+        p = ch_ngx_pick(ends, ns, acc % total);
+        if (!down[p]) {
+            *tries = r + 1;
+            return (int32_t)p;
+        }
+    }
+    *tries = r;
+    for (i = 0; i < ns && down[i]; i++) { /* not reached in practice: the first server up */
+    }
+    return (int32_t)i;
+}
+
 /* The server of plain `hash` for hashes h (CRC-32(key) << 32 | length).  ends[i]: the
  * cumulative weight of servers 0..i (ends[ns - 1] = total); down[i] nonzero for a down server;
  * live: servers not down (0 gives -1).  tries_out (may be NULL): the tries used, r + 1, so a
- * caller can tell keys nginx would hand to round robin (> CH_NGX_TRIES). */
+ * caller can tell keys nginx would hand to round robin (> CH_NGX_TRIES).  table (may be
+ * NULL): the server of every w < total, for the first try without a search. */
 static inline void ch_ngx_hash_route(const uint64_t *h, size_t m, const uint32_t *ends,
                                      uint32_t ns, const uint8_t *down, uint32_t live,
-                                     int32_t *out, uint32_t *tries_out)
+                                     const int32_t *table, int32_t *out, uint32_t *tries_out)
 {
     size_t j;
-    uint32_t total = ns ? ends[ns - 1] : 0;
-    for (j = 0; j < m; j++) {
-        uint32_t crc = (uint32_t)(h[j] >> 32), len = (uint32_t)h[j], acc = 0, x8 = 0, r;
-        int32_t got = -1;
-        if (live == 0 || total == 0) {
+    uint32_t total = ns ? ends[ns - 1] : 0, t;
+    if (live == 0 || total == 0) {
+        for (j = 0; j < m; j++) {
             out[j] = -1;
             if (tries_out)
                 tries_out[j] = 0;
-            continue;
         }
-        for (r = 0; r < CH_NGX_MAX_REHASH; r++) {
-            uint32_t v, w, lo = 0, hi = ns - 1;
-            if (r == 0) {
-                v = crc;
-            } else {
-                if (r == 1)
-                    x8 = ch_ngx_x8n(len);
-                v = ch_ngx_rehash(r, crc, x8);
-            }
-            acc += (v >> 16) & 0x7FFFu;
-            w = acc % total;
-            while (lo < hi) { /* the first server whose interval ends past w */
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (ends[mid] > w)
-                    hi = mid;
-                else
-                    lo = mid + 1;
-            }
-            if (!down[lo]) {
-                got = (int32_t)lo;
-                break;
-            }
-        }
-        if (got < 0) { /* not reached in practice: the first server that is up */
-            uint32_t i;
-            for (i = 0; i < ns && down[i]; i++) {
-            }
-            got = (int32_t)i;
-        }
-        out[j] = got;
+        return;
+    }
+    for (j = 0; j < m; j++) {
+        uint32_t crc = (uint32_t)(h[j] >> 32), acc = (crc >> 16) & 0x7FFFu;
+        uint32_t p = table ? (uint32_t)table[acc % total] : ch_ngx_pick(ends, ns, acc % total);
+        t = 1;
+        out[j] = down[p] ? ch_ngx_rehash_walk(crc, (uint32_t)h[j], acc, ends, ns, down, &t)
+                         : (int32_t)p;
         if (tries_out)
-            tries_out[j] = r + 1;
+            tries_out[j] = t;
     }
 }
 

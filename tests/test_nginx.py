@@ -491,6 +491,18 @@ def test_plain_hash_is_weighted_modulo_of_crc():
     assert PlainModel([(s, w, False) for s, w in zip(servers, ws, strict=True)]).index(b"") is None
 
 
+@pytest.mark.parametrize("weights", [[40000, 1, 30000, 7], [1, 65535], [1, 65536, 3]])
+def test_plain_hash_with_large_total_weight(weights):
+    """Totals above 65,536 take the kernel's search instead of its table: same answers."""
+    servers = [f"s{i}:80" for i in range(len(weights))]
+    cfg = [(s, w, i == 0) for i, (s, w) in enumerate(zip(servers, weights, strict=True))]
+    r = NginxUpstream(servers, dict(zip(servers, weights, strict=True)), consistent=False,
+                      down=[servers[0]])
+    m = PlainModel(cfg)
+    ks = keys(4, 2000)
+    assert r.get_indices(ks).tolist() == [m.index(k) for k in ks]
+
+
 def test_header_safe():
     assert header_safe(b"a\tb c") and header_safe(b"\xff\x01")
     assert not header_safe(b" a") and not header_safe(b"a ") and not header_safe(b"a\nb")
