@@ -503,6 +503,16 @@ def test_plain_hash_with_large_total_weight(weights):
     assert r.get_indices(ks).tolist() == [m.index(k) for k in ks]
 
 
+def test_docs_examples():
+    import doctest
+
+    doc = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "agreeing-with-nginx.md")
+    if not os.path.exists(doc):
+        pytest.skip("docs/ is not beside tests/")
+    result = doctest.testfile(os.path.abspath(doc), module_relative=False)
+    assert result.attempted >= 8 and result.failed == 0
+
+
 def test_header_safe():
     assert header_safe(b"a\tb c") and header_safe(b"\xff\x01")
     assert not header_safe(b" a") and not header_safe(b"a ") and not header_safe(b"a\nb")
