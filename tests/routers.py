@@ -154,6 +154,9 @@ ROUTERS: list[RouterSpec] = [
     RouterSpec("NginxUpstream", NginxUpstream,
                lambda nodes, **kw: NginxUpstream(nodes, **kw),
                replicas=True, int_keys="hashed", mutable=True),
+    RouterSpec("NginxUpstream-plain", NginxUpstream,
+               lambda nodes, **kw: NginxUpstream(nodes, consistent=False, **kw),
+               replicas=False, int_keys="hashed", mutable=True),
 ]
 
 BOUNDED: list[RouterSpec] = [s for s in ROUTERS if s.bounded]

@@ -398,6 +398,7 @@ def test_from_config_errors():
         "upstream a { hash $k consistent; server a:1; } }": "without an open block",
         "upstream a { hash $k consistent; server a:1;": "expecting '}'",
         "upstream a { hash $k consistent; }": "no servers",
+        "upstream a { hash $k; server a:1; } upstream A { hash $k; server b:1; }": "duplicate",
     }
     for text, what in bad.items():
         with pytest.raises(ValueError, match=what):
@@ -458,6 +459,8 @@ def test_constructor_vocabulary_and_errors():
     before = r.to_bytes()
     with pytest.raises(ValueError):
         r.set_weight("a:1", 0)
+    with pytest.raises(ValueError, match="points"):
+        r.set_weight("a:1", 1 << 20)  # 168M points: refused before anything is built
     assert r.to_bytes() == before  # nothing half-applied
     with pytest.raises(AttributeError):
         _ = NginxUpstream(["a:1"], consistent=False).positions

@@ -46,7 +46,7 @@ __all__ = ["NginxUpstream", "Upstream", "from_config", "parse_upstreams"]
 KIND_NGINX = 60
 POINTS_PER_WEIGHT = 160
 _MAX_WEIGHT = 1 << 20
-_MAX_TOTAL_POINTS = (1 << 31) - 16
+_MAX_TOTAL_POINTS = 1 << 26  # 67M points (800 MB); nginx's own ring would be as large
 
 
 def _split(server: str) -> tuple[bytes, bytes]:
@@ -139,6 +139,10 @@ class NginxUpstream(Router):
         ``hash $key consistent`` (a ketama-style ring) or plain ``hash $key`` (weighted modulo).
     down : iterable of str, optional
         Servers marked ``down`` (they keep their place; their keys go on to the next server).
+
+    ``hash(key)`` is CRC-32 of the key, nginx's key hash in both modes.  ``lookup(hashes)``
+    takes those 32-bit hashes; in plain mode it is exact only while no server is down (nginx's
+    rehashes need the key's length, which a hash does not carry).
 
     Examples
     --------
@@ -555,6 +559,8 @@ def parse_upstreams(text: str) -> list[Upstream]:
             continue
         if len(d.args) != 1:
             raise ValueError(f"line {d.line}: upstream takes one name")
+        if any(u.name.lower() == d.args[0].lower() for u in out):
+            raise ValueError(f"line {d.line}: duplicate upstream {d.args[0]!r}")
         up = Upstream(d.args[0], d.line, None, False, "round robin")
         hash_seen = False
         for s in d.block:
