@@ -177,6 +177,8 @@ class Live:
 
 
 def _free_ports(n: int) -> list[int]:
+    """As tests/servers.free_ports, written again so that the vector generator runs without
+    the package (tests/servers imports consistent_hash)."""
     import socket
 
     socks = []
