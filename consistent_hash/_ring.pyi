@@ -470,3 +470,26 @@ class _EnvoyMaglev(_Router):
     @property
     def table(self) -> npt.NDArray[np.int32]:
         """Read-only int32[M]: the node index of each slot (empty when no host has weight)."""
+# --- src/_nginx.pxi ---
+
+def nginx_crc32(data: bytes | bytearray | memoryview) -> int:
+    """CRC-32 (zlib's) of a bytes-like object, as nginx computes it."""
+
+def nginx_points(
+    bases: list[bytes], counts: npt.NDArray[np.uint32]
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+    """nginx's consistent points of servers hashed as bases[i] (host NUL port), counts[i]
+    each, as positions value << 32: (positions, owners), unsorted, in generation order."""
+
+@disjoint_base
+class _NginxHash(_Router):
+    """Plain nginx ``hash``: servers with cumulative weights ``ends``, ``down`` flags; hashes
+    CRC-32(key) << 32 | length."""
+
+    def __new__(
+        cls, nodes: tuple[str, ...], hasher: _Hasher, ends: npt.ArrayLike, down: npt.ArrayLike
+    ) -> Self: ...
+    def tries(
+        self, hashes: npt.NDArray[np.uint64]
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint32]]:
+        """(server index, tries nginx makes) per core hash."""

@@ -27,6 +27,9 @@ if (HASH_IDS["haproxy_sdbm"], HASH_IDS["haproxy_sdbm_avalanche"], HASH_IDS["hapr
     raise ImportError("HAProxy HASH_IDS disagree with ch_keys.h")  # pragma: no cover
 if HASH_IDS["envoy_murmur2"] != CH_ENVOY_MURMUR2:  # Envoy ids 80..89
     raise ImportError("HASH_IDS disagree with ch_keys.h (Envoy)")  # pragma: no cover
+if (HASH_IDS["nginx_crc32"], HASH_IDS["nginx_crc32_len"]) != (CH_NGINX_CRC32,
+                                                              CH_NGINX_CRC32_LEN):
+    raise ImportError("HASH_IDS disagree with ch_keys.h (nginx)")  # pragma: no cover
 
 cdef enum:
     P_MD5_BE64 = 0      # one point per label: MD5 bytes 0..7 big-endian (uhashring default)

@@ -38,6 +38,7 @@ HASH_IDS.update({"haproxy_sdbm": 65, "haproxy_sdbm_avalanche": 66, "haproxy_djb2
                  "haproxy_djb2_avalanche": 68, "haproxy_wt6": 69, "haproxy_wt6_avalanche": 70,
                  "haproxy_crc32": 71, "haproxy_crc32_avalanche": 72})
 HASH_IDS["envoy_murmur2"] = 80  # Envoy ring_hash MURMUR_HASH_2 (ids 80..89: ch_hash_envoy.h)
+HASH_IDS.update({"nginx_crc32": 60, "nginx_crc32_len": 61})  # nginx upstream hash, ids 60..64
 
 _U64_MASK = (1 << 64) - 1
 

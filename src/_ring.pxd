@@ -174,3 +174,19 @@ cdef extern from "ch_envoy.h" nogil:
                                    int32_t *table)
     void ch_envoy_maglev_lookup(const int32_t *table, uint64_t M, const uint64_t *h, size_t m,
                                 int32_t *out)
+# nginx's upstream hash balancer (_nginx.pxi): CRC-32, consistent points, plain hash's rehashes.
+cdef extern from "ch_hash_nginx.h" nogil:
+    enum:
+        CH_NGX_TRIES
+    void ch_ngx_init()
+    uint32_t ch_ngx_crc_run(uint32_t c, const uint8_t *p, size_t n)
+    uint32_t ch_ngx_crc32(const uint8_t *p, size_t n)
+    void ch_ngx_points(uint32_t base, uint32_t count, uint64_t *out)
+    void ch_ngx_hash_route(const uint64_t *h, size_t m, const uint32_t *ends, uint32_t ns,
+                           const uint8_t *down, uint32_t live, const int32_t *table,
+                           int32_t *out, uint32_t *tries_out)
+
+cdef extern from "ch_keys.h" nogil:
+    enum:
+        CH_NGINX_CRC32
+        CH_NGINX_CRC32_LEN

@@ -24,3 +24,4 @@ include "_bounded.pxi"      # bounded loads over any _Router
 include "_compat.pxi"       # ketama / uhashring points, slot table, compat helpers
 include "_haproxy.pxi"      # HAProxy hash-type consistent: server points
 include "_envoy.pxi"       # Envoy's Maglev table (ring_hash uses _Ring)
+include "_nginx.pxi"        # nginx upstream hash: consistent points, plain hash kernel

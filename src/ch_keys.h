@@ -24,6 +24,7 @@
 #include "ch_compat_hash.h"
 #include "ch_hash_haproxy.h"
 #include "ch_hash_envoy.h"  /* Envoy ring_hash MURMUR_HASH_2 (ids 80..89) */
+#include "ch_hash_nginx.h"
 
 enum { CH_XXH3 = 0, CH_XXH64 = 1, CH_MURMUR3 = 2, CH_MD5 = 3, CH_OAAT = 4, CH_KETAMA_MD5 = 5,
        CH_KETAMA_MD5_NEXT = 6, CH_MD5_NEXT = 7, CH_REDIS_SLOT = 8, CH_CASSANDRA = 9,
@@ -32,6 +33,8 @@ enum { CH_XXH3 = 0, CH_XXH64 = 1, CH_MURMUR3 = 2, CH_MD5 = 3, CH_OAAT = 4, CH_KE
 enum { CH_HA_SDBM = 65, CH_HA_SDBM_AV = 66, CH_HA_DJB2 = 67, CH_HA_DJB2_AV = 68, CH_HA_WT6 = 69,
        CH_HA_WT6_AV = 70, CH_HA_CRC32 = 71, CH_HA_CRC32_AV = 72 };
 enum { CH_ENVOY_MURMUR2 = 80 };  /* Envoy: ids 80..89 */
+/* nginx upstream hash (ch_hash_nginx.h): ids 60..64 */
+enum { CH_NGINX_CRC32 = 60, CH_NGINX_CRC32_LEN = 61 };
 
 #define CH_SCRATCH 16384
 
@@ -59,6 +62,8 @@ static inline uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t see
         case CH_HA_CRC32: return ch_h_ha_crc32(p, n, seed);
         case CH_HA_CRC32_AV: return ch_h_ha_crc32_av(p, n, seed);
         case CH_ENVOY_MURMUR2: return ch_h_envoy_mm2(p, n, seed);
+        case CH_NGINX_CRC32: return ch_h_ngx_crc(p, n, seed);
+        case CH_NGINX_CRC32_LEN: return ch_h_ngx_crc_len(p, n, seed);
         default: return ch_md5_64(p, n);
     }
 }
@@ -100,6 +105,8 @@ static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)
         case CH_HA_CRC32: return KERNEL(ch_h_ha_crc32, __VA_ARGS__); \
         case CH_HA_CRC32_AV: return KERNEL(ch_h_ha_crc32_av, __VA_ARGS__); \
         case CH_ENVOY_MURMUR2: return KERNEL(ch_h_envoy_mm2, __VA_ARGS__); \
+        case CH_NGINX_CRC32: return KERNEL(ch_h_ngx_crc, __VA_ARGS__); \
+        case CH_NGINX_CRC32_LEN: return KERNEL(ch_h_ngx_crc_len, __VA_ARGS__); \
         default: return KERNEL(ch_h_md5, __VA_ARGS__);         \
     }
 #define CH_DISPATCH_VOID(hid, KERNEL, ...)                         \
@@ -123,6 +130,8 @@ static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)
         case CH_HA_CRC32: (void)KERNEL(ch_h_ha_crc32, __VA_ARGS__); break; \
         case CH_HA_CRC32_AV: (void)KERNEL(ch_h_ha_crc32_av, __VA_ARGS__); break; \
         case CH_ENVOY_MURMUR2: (void)KERNEL(ch_h_envoy_mm2, __VA_ARGS__); break; \
+        case CH_NGINX_CRC32: (void)KERNEL(ch_h_ngx_crc, __VA_ARGS__); break; \
+        case CH_NGINX_CRC32_LEN: (void)KERNEL(ch_h_ngx_crc_len, __VA_ARGS__); break; \
         default: (void)KERNEL(ch_h_md5, __VA_ARGS__); break;         \
     }
 

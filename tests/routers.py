@@ -31,6 +31,7 @@ from consistent_hash import (
 )
 from consistent_hash.compat.haproxy import HAProxyBackend
 from consistent_hash.compat.envoy import EnvoyMaglev, EnvoyRingHash
+from consistent_hash.compat.nginx import NginxUpstream
 
 __all__ = ["BOUNDED", "EXTRA_NODE", "NODES", "ROUTERS", "RouterSpec", "by_name", "node_names",
            "spec_id"]
@@ -169,6 +170,12 @@ ROUTERS += [
                                                table_size=1009, **kw),
                replicas=False, int_keys="hashed", mutable=True,
                add=lambda r, node: r.add(node, int(_weight(node)))),
+    RouterSpec("NginxUpstream", NginxUpstream,
+               lambda nodes, **kw: NginxUpstream(nodes, **kw),
+               replicas=True, int_keys="hashed", mutable=True),
+    RouterSpec("NginxUpstream-plain", NginxUpstream,
+               lambda nodes, **kw: NginxUpstream(nodes, consistent=False, **kw),
+               replicas=False, int_keys="hashed", mutable=True),
 ]
 
 BOUNDED: list[RouterSpec] = [s for s in ROUTERS if s.bounded]

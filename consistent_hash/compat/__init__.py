@@ -4,6 +4,8 @@
 - ``consistent_hash.compat.hashring.HashRing`` for ``hashring.HashRing`` (hashring 1.5.1)
 - ``consistent_hash.compat.haproxy.HAProxyBackend`` / ``from_config``: where HAProxy 2.6's
   ``hash-type consistent`` sends a key (docs/agreeing-with-haproxy.md)
+- ``consistent_hash.compat.nginx.NginxUpstream`` / ``from_config`` for nginx's upstream
+  ``hash $key [consistent]`` balancer (nginx 1.22)
 
 Each keeps its original's method names, arguments and results, and sends every key to the
 node the original sends it to; see docs/compat.md for what each does differently where the
@@ -13,4 +15,4 @@ original is broken.
 (``EnvoyRingHash``, ``EnvoyMaglev``, ``from_config``): see docs/agreeing-with-envoy.md.
 """
 
-__all__ = ["envoy", "haproxy", "hashring", "uhashring"]
+__all__ = ["envoy", "haproxy", "hashring", "nginx", "uhashring"]

@@ -1,0 +1,611 @@
+"""NginxUpstream: send each key where nginx's upstream ``hash`` balancer sends it.
+
+``upstream NAME { hash $key consistent; server ...; }`` is ``NginxUpstream(servers)``;
+``hash $key;`` (without ``consistent``) is ``NginxUpstream(servers, consistent=False)``.
+``from_config(text, name=None)`` builds one from a whole nginx.conf or a bare ``upstream``
+block.  Nodes are the servers exactly as written in the config (``"127.0.0.1:8001"``,
+``"localhost:8001"``, ``"unix:/run/app.sock"``): nginx hashes the text, not the address, so
+``localhost:8001`` and ``127.0.0.1:8001`` are different points on its ring.
+
+The recipe, read from nginx 1.22's ngx_http_upstream_hash_module (docs/agreeing-with-nginx.md
+says it in full):
+
+- ``consistent``: each server gets ``160 * weight`` points; point j is CRC-32 of
+  ``host NUL port`` followed by point j - 1 as 4 little-endian bytes (0 before the first);
+  ``unix:PATH`` hashes ``PATH NUL``, and a server without ``:port`` hashes ``host NUL``.  The
+  points are sorted and equal points merged (the earlier server keeps it).  A key goes to the
+  first point >= CRC-32(key), wrapping; a ``down`` server's point passes the key on to the next
+  point, up to 20 times.
+- plain ``hash``: ``v = CRC-32(key)``; ``acc += (v >> 16) & 0x7fff``; the server is the one
+  whose weight interval holds ``acc % total_weight`` (servers in order, down ones included);
+  if it is down, ``v = CRC-32(str(r) + key)`` for r = 1, 2, ... and again, up to 20 times.
+
+After 20 failed tries nginx hands the key to round robin, which nobody can predict; we keep
+walking (the next point, the next rehash) instead, so those keys (only possible with many
+servers down) are the one place we may differ.  An empty key is round-robined by nginx too.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from consistent_hash import _format
+from consistent_hash._hashes import compat_hasher
+from consistent_hash._ring import _NginxHash, _Ring, health_ring, nginx_points, sort_points
+from consistent_hash._router import Router
+
+__all__ = ["NginxUpstream", "Upstream", "from_config", "parse_upstreams"]
+
+KIND_NGINX = 60
+POINTS_PER_WEIGHT = 160
+_MAX_WEIGHT = 1 << 20
+_MAX_TOTAL_POINTS = 1 << 26  # 67M points (800 MB); nginx's own ring would be as large
+
+
+def _split(server: str) -> tuple[bytes, bytes]:
+    """(host, port) as nginx splits the server text for its point hash."""
+    b = server.encode("utf-8")
+    if b[:5].lower() == b"unix:":
+        return b[5:], b""
+    j = len(b)
+    while j > 0 and 0x30 <= b[j - 1] <= 0x39:
+        j -= 1
+    if j > 0 and b[j - 1] == 0x3A:  # ':' then digits (possibly none) to the end
+        return b[:j - 1], b[j:]
+    return b, b""
+
+
+def _check_server(server: Any) -> str:
+    if not isinstance(server, str):
+        raise TypeError(f"a server must be a str as written in nginx.conf, got "
+                        f"{type(server).__name__!r}")
+    if not server or any(c.isspace() for c in server):
+        raise ValueError(f"bad server {server!r}: expected an address as nginx.conf writes it "
+                         "('127.0.0.1:8001', 'backend.local:80', 'unix:/run/app.sock')")
+    if server[:5].lower() == "unix:":
+        if len(server) == 5:
+            raise ValueError(f"bad server {server!r}: unix: needs a path")
+        return server
+    host, port = _split(server)
+    if not host:
+        raise ValueError(f"bad server {server!r}: no host")
+    if port and not 0 < int(port) < 65536:
+        raise ValueError(f"bad server {server!r}: port must be in 1..65535")
+    if b":" in port or (server.endswith(":") and not port):
+        raise ValueError(f"bad server {server!r}: invalid port")
+    return server
+
+
+def _check_weight(w: Any, server: str) -> int:
+    if isinstance(w, bool) or not isinstance(w, (int, np.integer)):
+        raise TypeError(f"weight of {server!r} must be an int, got {type(w).__name__!r}")
+    if not 1 <= w <= _MAX_WEIGHT:
+        raise ValueError(f"weight of {server!r} must be between 1 and {_MAX_WEIGHT}, got {w}")
+    return int(w)
+
+
+def _parse_server_line(spec: Any) -> tuple[str, int | None, bool]:
+    """'ADDRESS [weight=N] [down] [max_fails=N] ...' -> (address, weight or None, down)."""
+    if not isinstance(spec, str):
+        raise TypeError(f"a server must be a str as written in nginx.conf, got "
+                        f"{type(spec).__name__!r}")
+    words = spec.split()
+    if not words:
+        raise ValueError("bad server '': empty")
+    return _server_args(words[0], words[1:], spec)
+
+
+def _server_args(address: str, params: list[str], where: str) -> tuple[str, int | None, bool]:
+    weight: int | None = None
+    down = False
+    for p in params:
+        if p.startswith("weight="):
+            v = p[7:]
+            if not v.isdigit() or int(v) == 0:
+                raise ValueError(f"invalid parameter {p!r} in server {where!r}")
+            weight = _check_weight(int(v), address)
+        elif p == "down":
+            down = True
+        elif p == "backup":
+            raise ValueError(f"server {where!r}: nginx's hash balancer does not support "
+                             "'backup' (nginx -t: balancing method does not support parameter "
+                             "\"backup\")")
+        elif p.startswith(("max_fails=", "max_conns=", "fail_timeout=")):
+            continue  # runtime limits: a server over them is skipped as if down (mark_down)
+        else:
+            raise ValueError(f"invalid parameter {p!r} in server {where!r}")
+    return _check_server(address), weight, down
+
+
+class NginxUpstream(Router):
+    """An nginx ``upstream`` block balanced by ``hash $key [consistent]``.
+
+    Parameters
+    ----------
+    servers : iterable of str
+        The ``server`` lines' arguments in config order: ``"127.0.0.1:8001"``, or with
+        parameters ``"127.0.0.1:8001 weight=3 down"`` (``max_fails=``, ``max_conns=``,
+        ``fail_timeout=`` are accepted and do not change the layout).
+    weights : mapping server -> int, optional
+        Weights (nginx's ``weight=``, default 1), overriding those in the server strings.
+    consistent : bool, default True
+        ``hash $key consistent`` (a ketama-style ring) or plain ``hash $key`` (weighted modulo).
+    down : iterable of str, optional
+        Servers marked ``down`` (they keep their place; their keys go on to the next server).
+
+    ``hash(key)`` is CRC-32 of the key, nginx's key hash in both modes.  ``lookup(hashes)``
+    takes those 32-bit hashes; in plain mode it is exact only while no server is down (nginx's
+    rehashes need the key's length, which a hash does not carry).
+
+    Examples
+    --------
+    >>> up = NginxUpstream(["10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"])
+    >>> up.get_many(["user:42", "user:1", "user:2"]).tolist()
+    ['10.0.0.3:11211', '10.0.0.1:11211', '10.0.0.1:11211']
+    >>> conf = '''
+    ... upstream memcached {
+    ...     hash $uri;                      # plain hash: weighted modulo
+    ...     server 10.0.0.1:11211;
+    ...     server 10.0.0.2:11211;
+    ...     server 10.0.0.3:11211;
+    ... }'''
+    >>> from_config(conf).get_many(["user:42", "user:1", "user:2"]).tolist()
+    ['10.0.0.2:11211', '10.0.0.1:11211', '10.0.0.1:11211']
+    """
+
+    __slots__ = ("_consistent", "_servers", "_weights", "_down")
+    _kind = KIND_NGINX
+    _hash_shift = 32  # hash(key) is CRC-32(key), carried in the top half of the core's hashes
+
+    def __init__(self, servers: Iterable[str] = (), weights: Mapping[str, int] | None = None,
+                 *, consistent: bool = True, down: Iterable[str] = ()) -> None:
+        if not isinstance(consistent, bool):
+            raise TypeError(f"consistent must be a bool, got {type(consistent).__name__!r}")
+        if isinstance(servers, str):
+            raise TypeError("servers must be an iterable of server strings, not a str")
+        if isinstance(down, str):
+            raise TypeError("down must be an iterable of server strings, not a str")
+        self._consistent = consistent
+        self._lock = threading.Lock()
+        names: list[str] = []
+        ws: dict[str, int] = {}
+        dn: set[str] = set()
+        for s in servers:
+            address, w, is_down = _parse_server_line(s)
+            if address in ws:
+                raise ValueError(f"duplicate server {address!r} (nginx would give both the "
+                                 "same points; write it once with the summed weight)")
+            names.append(address)
+            ws[address] = 1 if w is None else w
+            if is_down:
+                dn.add(address)
+        if weights is not None:
+            if not isinstance(weights, Mapping):
+                raise TypeError(f"weights must be a mapping, got {type(weights).__name__!r}")
+            for k, w in weights.items():
+                if k not in ws:
+                    raise KeyError(f"weight given for {k!r}, which is not in servers")
+                ws[k] = _check_weight(w, k)
+        for d in down:
+            if d not in ws:
+                raise KeyError(f"down server {d!r} is not in servers")
+            dn.add(d)
+        self._install(tuple(names), ws, frozenset(dn))
+
+    @classmethod
+    def from_config(cls, text: str, name: str | None = None) -> NginxUpstream:
+        """The upstream of an nginx.conf (or a bare ``upstream NAME { ... }`` block); a text
+        with several upstreams needs ``name=``."""
+        return from_config(text, name)
+
+    # -- building ---------------------------------------------------------------------------
+
+    def _install(self, names: tuple[str, ...], ws: dict[str, int], down: frozenset[str]) -> None:
+        weights = [ws[n] for n in names]
+        if self._consistent:
+            if POINTS_PER_WEIGHT * sum(weights) > _MAX_TOTAL_POINTS:
+                raise ValueError("the weights give more points than a ring can hold "
+                                 f"(160 x total weight must stay below {_MAX_TOTAL_POINTS})")
+            bases = [h + b"\0" + p for h, p in map(_split, names)]
+            counts = np.array([POINTS_PER_WEIGHT * w for w in weights], dtype=np.uint32)
+            pos, own = nginx_points(bases, counts)
+            sort_points(pos, own)  # stable: equal points keep server order
+            if len(pos):
+                keep = np.empty(len(pos), dtype=bool)
+                keep[0] = True
+                np.not_equal(pos[1:], pos[:-1], out=keep[1:])
+                pos, own = pos[keep], own[keep]  # nginx keeps the first of equal points
+            core: Any = _Ring(pos, own, names, compat_hasher("nginx_crc32"))
+            if down:
+                core = health_ring(core, down)
+        else:
+            ends = np.cumsum(np.array(weights, dtype=np.int64))
+            if len(ends) and ends[-1] >= 1 << 32:
+                raise ValueError("the total weight must stay below 2**32")
+            mask = np.array([n in down for n in names], dtype=np.uint8)
+            core = _NginxHash(names, compat_hasher("nginx_crc32_len"), ends, mask)
+        self._servers, self._weights, self._down = names, dict(ws), down
+        self._core = core
+
+    # -- changes ----------------------------------------------------------------------------
+
+    def add(self, server: str, weight: int = 1, *, down: bool = False) -> None:
+        """Append a server (as a ``server`` line added at the end of the block)."""
+        server = _check_server(server)
+        weight = _check_weight(weight, server)
+        with self._lock:
+            if server in self._weights:
+                raise ValueError(f"server {server!r} is already in the upstream")
+            self._install(self._servers + (server,), {**self._weights, server: weight},
+                          self._down | {server} if down else self._down)
+
+    def remove(self, server: str) -> None:
+        """Remove a server's line; raises KeyError if it is absent."""
+        with self._lock:
+            if server not in self._weights:
+                raise KeyError(server)
+            self._install(tuple(s for s in self._servers if s != server),
+                          {s: w for s, w in self._weights.items() if s != server},
+                          self._down - {server})
+
+    def set_weight(self, server: str, weight: int) -> None:
+        """Change a server's ``weight=``; raises KeyError if it is absent."""
+        weight = _check_weight(weight, server)
+        with self._lock:
+            if server not in self._weights:
+                raise KeyError(server)
+            self._install(self._servers, {**self._weights, server: weight}, self._down)
+
+    def mark_down(self, server: str) -> None:
+        """Mark a server ``down`` (or failed: nginx skips a server over its ``max_fails`` the
+        same way until ``fail_timeout`` passes).  Raises KeyError if it is absent."""
+        self._set_down(server, True)
+
+    def mark_up(self, server: str) -> None:
+        """Bring a down server back.  Raises KeyError if it is absent."""
+        self._set_down(server, False)
+
+    def _set_down(self, server: str, down: bool) -> None:
+        with self._lock:
+            if server not in self._weights:
+                raise KeyError(server)
+            new = self._down | {server} if down else self._down - {server}
+            if new != self._down:
+                self._install(self._servers, self._weights, new)
+
+    # -- introspection ----------------------------------------------------------------------
+
+    @property
+    def consistent(self) -> bool:
+        return self._consistent
+
+    @property
+    def _replicas(self) -> bool:  # type: ignore[override]
+        # consistent: the distinct servers clockwise, which is also the order nginx tries
+        # them in when proxy_next_upstream retries a key
+        return self._consistent
+
+    @property
+    def weights(self) -> dict[str, int]:
+        return dict(self._weights)
+
+    @property
+    def down(self) -> frozenset[str]:
+        return self._down
+
+    @property
+    def servers(self) -> list[str]:
+        """The servers as ``server`` line arguments (with ``weight=`` and ``down``)."""
+        out = []
+        for s in self._servers:
+            w = self._weights[s]
+            out.append(s + (f" weight={w}" if w != 1 else "") + (" down" if s in self._down
+                                                                  else ""))
+        return out
+
+    def _ring_only(self, what: str) -> None:
+        if not self._consistent:
+            raise AttributeError(f"{what}: plain `hash` has no ring (consistent=False)")
+
+    @property
+    def positions(self) -> npt.NDArray[np.uint64]:
+        """The ring's points as the core's positions, point << 32, ascending (consistent
+        only): the layout ``movement`` and ``migration_plan`` compare exactly."""
+        self._ring_only("positions")
+        return self._core.positions  # type: ignore[no-any-return]
+
+    @property
+    def owners(self) -> npt.NDArray[np.int32]:
+        """The server index each point routes to (a down server's points route on)."""
+        self._ring_only("owners")
+        if self._down:
+            return self._core.routing_owners  # type: ignore[no-any-return]
+        return self._core.owners  # type: ignore[no-any-return]
+
+    @property
+    def points(self) -> npt.NDArray[np.uint64]:
+        """nginx's 32-bit points, ascending, equal ones merged (consistent only)."""
+        pts: npt.NDArray[np.uint64] = self.positions >> np.uint64(32)
+        return pts
+
+    def ownership(self) -> dict[str, float]:
+        """The exact share of the 32-bit key-hash space each server receives (consistent
+        only; down servers receive 0)."""
+        self._ring_only("ownership")
+        pts = self.points.astype(np.int64)
+        own = self.owners
+        lengths = np.empty(len(pts), dtype=np.int64)
+        lengths[1:] = np.diff(pts)
+        lengths[0] = pts[0] + (1 << 32) - pts[-1]  # (last point, 2**32) and [0, first point]
+        shares = np.bincount(own, weights=lengths, minlength=len(self._servers)) / (1 << 32)
+        return {s: float(x) for s, x in zip(self._servers, shares, strict=True)}
+
+    def tries(self, keys: Any) -> npt.NDArray[np.uint32]:
+        """Plain ``hash`` only: how many tries nginx makes for each key (1 unless the first
+        server it picks is down); above 21 nginx gives up and round-robins the key."""
+        if self._consistent:
+            raise TypeError("tries is for plain hash (consistent=False)")
+        from consistent_hash._containers import hash_many
+
+        return self._core.tries(hash_many(self._core.hasher, keys))[1]  # type: ignore[no-any-return]
+
+    # -- state and serialization --------------------------------------------------------------
+
+    def _state(self) -> tuple[Any, ...]:
+        return (list(self._servers), dict(self._weights), self._consistent,
+                sorted(self._down))
+
+    @classmethod
+    def _from_state(cls, state: tuple[Any, ...]) -> NginxUpstream:
+        servers, weights, consistent, down = state
+        return cls(servers, weights, consistent=consistent, down=down)
+
+    def _payload(self) -> bytes:
+        parts = [struct.pack("<B", int(self._consistent)), _format.pack_names(self._servers)]
+        parts += [struct.pack("<IB", self._weights[s], int(s in self._down))
+                  for s in self._servers]
+        return b"".join(parts)
+
+    @classmethod
+    def _from_payload(cls, r: _format.Reader, **options: Any) -> NginxUpstream:
+        (consistent,) = r.unpack("B")
+        if consistent not in (0, 1):
+            raise _format.FormatError("data is damaged (mode)")
+        servers = _format.read_names(r)
+        weights: dict[str, int] = {}
+        down = []
+        for s in servers:
+            w, d = r.unpack("IB")
+            weights[s] = int(w)
+            if d:
+                down.append(s)
+        return cls(servers, weights, consistent=bool(consistent), down=down)
+
+    def _repr_args(self) -> str:
+        return (f"{list(self._servers)!r}"
+                + ("" if all(w == 1 for w in self._weights.values())
+                   else f", weights={self._weights!r}")
+                + ("" if self._consistent else ", consistent=False")
+                + (f", down={sorted(self._down)!r}" if self._down else ""))
+
+
+# -- nginx.conf -------------------------------------------------------------------------------
+
+_SPACE = " \t\r\n"
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    """nginx's configuration tokens: ("word", text, line), (";", "", line), ("{", ...), ("}",
+    ...).  Words may be quoted ('...' or "..."); a backslash escapes the next character
+    (\\t \\r \\n become the control characters, \\" \\' \\\\ the character); # starts a
+    comment where a word could start; ${...} inside a word stays in the word."""
+    out: list[tuple[str, str, int]] = []
+    i, n, line = 0, len(text), 1
+    while i < n:
+        c = text[i]
+        if c in _SPACE:
+            line += c == "\n"
+            i += 1
+            continue
+        if c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c in ";{}":
+            out.append((c, "", line))
+            i += 1
+            continue
+        start_line = line
+        buf: list[str] = []
+        if c in "\"'":
+            q = c
+            i += 1
+            while True:
+                if i >= n:
+                    raise ValueError(f"line {start_line}: unterminated {q}-quoted string")
+                c = text[i]
+                if c == "\\" and i + 1 < n:
+                    buf.append(_unescape(text[i + 1]))
+                    line += text[i + 1] == "\n"
+                    i += 2
+                    continue
+                if c == q:
+                    i += 1
+                    break
+                line += c == "\n"
+                buf.append(c)
+                i += 1
+            if i < n and text[i] not in _SPACE + ";{":
+                raise ValueError(f"line {line}: unexpected {text[i]!r} after a quoted string")
+            out.append(("word", "".join(buf), start_line))
+            continue
+        variable = False
+        while i < n:
+            c = text[i]
+            if c == "{" and variable:
+                buf.append(c)
+                i += 1
+                continue
+            variable = c == "$"
+            if c == "\\" and i + 1 < n:
+                buf.append(_unescape(text[i + 1]))
+                line += text[i + 1] == "\n"
+                i += 2
+                continue
+            if c in _SPACE or c in ";{":
+                break
+            buf.append(c)
+            i += 1
+        out.append(("word", "".join(buf), start_line))
+    return out
+
+
+def _unescape(c: str) -> str:
+    if c in "\"'\\":
+        return c
+    return {"t": "\t", "r": "\r", "n": "\n"}.get(c, "\\" + c)
+
+
+@dataclass
+class _Directive:
+    name: str
+    args: list[str]
+    line: int
+    block: list[_Directive] | None = None
+
+
+def _parse(text: str) -> list[_Directive]:
+    toks = _tokens(text)
+    root: list[_Directive] = []
+    stack: list[list[_Directive]] = [root]
+    words: list[tuple[str, int]] = []
+    for kind, value, line in toks:
+        if kind == "word":
+            words.append((value, line))
+        elif kind == ";":
+            if not words:
+                raise ValueError(f"line {line}: unexpected ';'")
+            stack[-1].append(_Directive(words[0][0], [w for w, _ in words[1:]], words[0][1]))
+            words = []
+        elif kind == "{":
+            if not words:
+                raise ValueError(f"line {line}: unexpected '{{'")
+            d = _Directive(words[0][0], [w for w, _ in words[1:]], words[0][1], [])
+            stack[-1].append(d)
+            stack.append(d.block)  # type: ignore[arg-type]
+            words = []
+        else:
+            if words:
+                raise ValueError(f"line {line}: unexpected '}}'")
+            if len(stack) == 1:
+                raise ValueError(f"line {line}: '}}' without an open block")
+            stack.pop()
+    if words:
+        raise ValueError(f"line {words[0][1]}: directive {words[0][0]!r} has no ';'")
+    if len(stack) > 1:
+        raise ValueError("unexpected end of file, expecting '}'")
+    return root
+
+
+@dataclass
+class Upstream:
+    """One ``upstream`` block as read from a config: its name, its ``hash`` key and mode
+    (None when it balances otherwise), and its servers as ``(address, weight, down)``."""
+
+    name: str
+    line: int
+    key: str | None
+    consistent: bool
+    method: str
+    servers: list[tuple[str, int, bool]] = field(default_factory=list)
+
+    def router(self) -> NginxUpstream:
+        if self.key is None:
+            raise ValueError(f"upstream {self.name!r} (line {self.line}) balances with "
+                             f"{self.method}, not hash: NginxUpstream reproduces only "
+                             "'hash $key;' and 'hash $key consistent;'")
+        if not self.servers:
+            raise ValueError(f"upstream {self.name!r} (line {self.line}) has no servers")
+        return NginxUpstream([a for a, _, _ in self.servers],
+                             {a: w for a, w, _ in self.servers},
+                             consistent=self.consistent,
+                             down=[a for a, _, d in self.servers if d])
+
+
+_METHODS = ("hash", "ip_hash", "least_conn", "random", "least_time", "sticky")
+
+
+def _walk(ds: list[_Directive]) -> Iterable[_Directive]:
+    for d in ds:
+        yield d
+        if d.block is not None:
+            yield from _walk(d.block)
+
+
+def parse_upstreams(text: str) -> list[Upstream]:
+    """Every ``upstream`` block of an nginx configuration text, in order."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__!r}")
+    out: list[Upstream] = []
+    for d in _walk(_parse(text)):
+        if d.name != "upstream" or d.block is None:
+            continue
+        if len(d.args) != 1:
+            raise ValueError(f"line {d.line}: upstream takes one name")
+        if any(u.name.lower() == d.args[0].lower() for u in out):
+            raise ValueError(f"line {d.line}: duplicate upstream {d.args[0]!r}")
+        up = Upstream(d.args[0], d.line, None, False, "round robin")
+        hash_seen = False
+        for s in d.block:
+            if s.name in _METHODS:
+                up.method = s.name
+                if s.name == "hash":
+                    if not 1 <= len(s.args) <= 2:
+                        raise ValueError(f"line {s.line}: hash takes a key and optionally "
+                                         "'consistent'")
+                    if len(s.args) == 2 and s.args[1] != "consistent":
+                        raise ValueError(f"line {s.line}: invalid parameter {s.args[1]!r} "
+                                         "(nginx accepts only 'consistent')")
+                    up.key, up.consistent = s.args[0], len(s.args) == 2
+                    hash_seen = True
+                else:
+                    up.key, up.consistent = None, False
+            elif s.name == "server":
+                if not s.args:
+                    raise ValueError(f"line {s.line}: server needs an address")
+                params = s.args[1:]
+                if "backup" in params and not hash_seen:
+                    # accepted before `hash` is read; nginx's hash never uses backup servers
+                    continue
+                address, w, down = _server_args(s.args[0], params, f"line {s.line}")
+                up.servers.append((address, 1 if w is None else w, down))
+        out.append(up)
+    return out
+
+
+def from_config(text: str, name: str | None = None) -> NginxUpstream:
+    """The router of an nginx.conf's ``upstream`` balanced by ``hash`` (a whole config or a
+    bare ``upstream NAME { ... }`` block).  Several upstreams need ``name=``; one that does
+    not use ``hash`` is a ValueError."""
+    ups = parse_upstreams(text)
+    if not ups:
+        raise ValueError("no upstream block in the configuration")
+    if name is None:
+        if len(ups) > 1:
+            raise ValueError("the configuration has several upstreams, pass name= one of: "
+                             + ", ".join(u.name for u in ups))
+        return ups[0].router()
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__!r}")
+    for u in ups:
+        if u.name == name:
+            return u.router()
+    raise ValueError(f"no upstream {name!r} in the configuration (it has: "
+                     + ", ".join(u.name for u in ups) + ")")
