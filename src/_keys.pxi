@@ -33,6 +33,10 @@ HASH_IDS = {"xxh3": CH_XXH3, "xxh64": CH_XXH64, "murmur3": CH_MURMUR3, "md5": CH
             # _compat.pxi)
             "one_at_a_time": 4, "ketama_md5": 5, "ketama_md5_next": 6, "md5_next": 7,
             "redis_slot": 8, "cassandra": 9, "cassandra_raw": 10}
+# twemproxy's key hashes (src/ch_hash_twemproxy.h, ids 40..59; the seed carries hash_tag)
+HASH_IDS.update({f"twemproxy_{n}": 40 + i for i, n in enumerate((
+    "one_at_a_time", "md5", "crc16", "crc32", "crc32a", "fnv1_64", "fnv1a_64", "fnv1_32",
+    "fnv1a_32", "hsieh", "murmur", "jenkins"))})
 
 _U64_MASK = (1 << 64) - 1
 

@@ -22,3 +22,4 @@ include "_multiprobe.pxi"
 include "_memento.pxi"
 include "_bounded.pxi"      # bounded loads over any _Router
 include "_compat.pxi"       # ketama / uhashring points, slot table, compat helpers
+include "_twemproxy.pxi"     # twemproxy modula tables (consistent_hash.compat.twemproxy)

@@ -22,10 +22,15 @@
 #endif
 #include "ch_search.h"
 #include "ch_compat_hash.h"
+#include "ch_hash_twemproxy.h"
 
 enum { CH_XXH3 = 0, CH_XXH64 = 1, CH_MURMUR3 = 2, CH_MD5 = 3, CH_OAAT = 4, CH_KETAMA_MD5 = 5,
        CH_KETAMA_MD5_NEXT = 6, CH_MD5_NEXT = 7, CH_REDIS_SLOT = 8, CH_CASSANDRA = 9,
        CH_CASSANDRA_RAW = 10 };
+/* twemproxy's key hashes (ch_hash_twemproxy.h): ids 40..59 */
+enum { CH_TW_OAAT = 40, CH_TW_MD5 = 41, CH_TW_CRC16 = 42, CH_TW_CRC32 = 43, CH_TW_CRC32A = 44,
+       CH_TW_FNV1_64 = 45, CH_TW_FNV1A_64 = 46, CH_TW_FNV1_32 = 47, CH_TW_FNV1A_32 = 48,
+       CH_TW_HSIEH = 49, CH_TW_MURMUR = 50, CH_TW_JENKINS = 51 };
 
 #define CH_SCRATCH 16384
 
@@ -44,6 +49,7 @@ static inline uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t see
         case CH_REDIS_SLOT: return ch_h_redis(p, n, seed);
         case CH_CASSANDRA: return ch_h_cass(p, n, seed);
         case CH_CASSANDRA_RAW: return ch_h_cass_raw(p, n, seed);
+        CH_TW_HASH_CASES(p, n, seed)
         default: return ch_md5_64(p, n);
     }
 }
@@ -76,6 +82,7 @@ static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)
         case CH_REDIS_SLOT: return KERNEL(ch_h_redis, __VA_ARGS__); \
         case CH_CASSANDRA: return KERNEL(ch_h_cass, __VA_ARGS__); \
         case CH_CASSANDRA_RAW: return KERNEL(ch_h_cass_raw, __VA_ARGS__); \
+        CH_TW_DISPATCH(KERNEL, __VA_ARGS__)                  \
         default: return KERNEL(ch_h_md5, __VA_ARGS__);         \
     }
 #define CH_DISPATCH_VOID(hid, KERNEL, ...)                         \
@@ -90,6 +97,7 @@ static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)
         case CH_REDIS_SLOT: (void)KERNEL(ch_h_redis, __VA_ARGS__); break; \
         case CH_CASSANDRA: (void)KERNEL(ch_h_cass, __VA_ARGS__); break; \
         case CH_CASSANDRA_RAW: (void)KERNEL(ch_h_cass_raw, __VA_ARGS__); break; \
+        CH_TW_DISPATCH_VOID(KERNEL, __VA_ARGS__)                  \
         default: (void)KERNEL(ch_h_md5, __VA_ARGS__); break;         \
     }
 
