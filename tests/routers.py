@@ -29,6 +29,7 @@ from consistent_hash import (
     SlotMap,
     TokenRing,
 )
+from consistent_hash.compat.twemproxy import TwemproxyPool
 
 __all__ = ["BOUNDED", "EXTRA_NODE", "NODES", "ROUTERS", "RouterSpec", "by_name", "node_names",
            "spec_id"]
@@ -150,6 +151,9 @@ ROUTERS: list[RouterSpec] = [
                replicas=False, int_keys="hashed", mutable=True, takes_hash=True, bounded=True),
     RouterSpec("MementoHash", MementoHash, lambda nodes, **kw: MementoHash(nodes, **kw),
                replicas=False, int_keys="raw", mutable=True, takes_hash=True),
+    RouterSpec("TwemproxyPool", TwemproxyPool,
+               lambda nodes, **kw: TwemproxyPool(nodes, **kw),
+               replicas=False, int_keys="hashed", mutable=True),
 ]
 
 BOUNDED: list[RouterSpec] = [s for s in ROUTERS if s.bounded]
