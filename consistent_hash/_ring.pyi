@@ -437,3 +437,15 @@ class _SlotTable(_Router):
 def first_foreign(seq: list[Any] | tuple[object, ...], ints: bool = True) -> int:
     """Index of the first item whose type is not exactly str (or int, with ``ints``), or -1.
     ``seq`` must be a list or tuple (it is read without a type check)."""
+
+# --- src/_twemproxy.pxi ---
+
+@disjoint_base
+class _Modula(_Router):
+    """A twemproxy modula pool: table[i] = server index; a 32-bit hash h (the core's hash
+    >> 32) goes to table[h % len(table)]; live is the number of distinct servers in it."""
+
+    def __new__(cls, table: npt.ArrayLike, nodes: tuple[str, ...], hasher: _Hasher) -> Self: ...
+    @property
+    def table(self) -> npt.NDArray[np.int32]:
+        """Read-only int32[T]: the node index of each entry."""

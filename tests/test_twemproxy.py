@@ -40,7 +40,7 @@ from servers import HOST, free_ports, nutcracker_pools, require  # noqa: E402
 
 from consistent_hash import EmptyRingError  # noqa: E402
 from consistent_hash.analysis import migration_plan, movement  # noqa: E402
-from consistent_hash.compat import twemproxy  # noqa: E402
+from consistent_hash.cli._servers import wait_port  # noqa: E402
 from consistent_hash.compat.twemproxy import HASHES, TwemproxyPool, from_config  # noqa: E402
 
 M32 = 0xFFFFFFFF
@@ -374,7 +374,7 @@ def test_live_every_key_where_nutcracker_put_it(run: Any, cfg: live.Config) -> N
            if g != w]
     assert not bad, f"{len(bad)} of {len(ks)} keys elsewhere, e.g. {bad[:3]}"
     # names map back: the node of a key is its server's name, or its address as written
-    for j, (i, _, name) in enumerate(cfg.servers):
+    for j, (_, _, name) in enumerate(cfg.servers):
         assert pool.nodes[j] == (name if name else cfg.lines[j].rsplit(":", 1)[0])
         assert pool.servers[pool.nodes[j]] == cfg.lines[j]
     # the same through from_config on the pool's own YAML
@@ -471,9 +471,9 @@ def test_live_unix_sockets_and_the_default_port() -> None:
                     wrong = np.mean(named.get_indices(keys) != np.array(truth))
                     assert wrong > 0.3
         finally:
-            for p in procs:
-                p.terminate()
-                p.wait()
+            for proc in procs:
+                proc.terminate()
+                proc.wait()
     # port 11211: placed as "127.0.0.1" (libmemcached's rule)
     probe = socket.socket()
     try:
@@ -485,16 +485,16 @@ def test_live_unix_sockets_and_the_default_port() -> None:
     others = free_ports(2)
     procs = [_mc_listen(p) for p in [11211, *others]]
     try:
-        from servers import wait_port
-        for p, proc in zip([11211, *others], procs, strict=True):
-            wait_port(p, proc)
+        for mc_port, proc in zip([11211, *others], procs, strict=True):
+            wait_port(mc_port, proc)
         lines = [f"{HOST}:{p}:1" for p in [11211, *others]]
         cfg = live.Config("port-11211", [], "fnv1a_64", "ketama", keys=1500)
         cfg.lines = lines
         keys = live.make_keys(cfg, 950)
         with nutcracker_pools([cfg.yaml_body()]) as (port,):
             live._send_all(port, keys)
-        holder = {k: j for j, p in enumerate([11211, *others]) for k in live._memcached_keys(p)}
+        holder = {k: j for j, mc in enumerate([11211, *others])
+                  for k in live._memcached_keys(mc)}
         pool = TwemproxyPool(lines)
         assert pool.get_indices(keys).tolist() == [holder[k] for k in keys]
         # the point labels are "127.0.0.1-i" for it: with "127.0.0.1:11211-i" keys move
@@ -582,7 +582,7 @@ def test_from_config_pools_and_defaults() -> None:
     b = from_config(CONF, name="beta")
     assert b.distribution == "modula" and b.weights == {"10.0.0.1:11211": 2,
                                                          "10.0.0.2:11211": 1}
-    import yaml
+    import yaml  # type: ignore[import-untyped, unused-ignore]
     assert from_config(yaml.safe_load(CONF), name="beta") == b
     one = from_config("p:\n  servers:\n   - 10.0.0.1:11211:1\n   - 10.0.0.2:11211:1\n")
     assert one.hash_name == "fnv1a_64" and one.distribution == "ketama"  # nutcracker defaults

@@ -2,10 +2,12 @@
 
 - ``consistent_hash.compat.uhashring.HashRing`` for ``uhashring.HashRing`` (uhashring 2.5)
 - ``consistent_hash.compat.hashring.HashRing`` for ``hashring.HashRing`` (hashring 1.5.1)
+- ``consistent_hash.compat.twemproxy.from_config`` / ``TwemproxyPool`` for a twemproxy
+  (nutcracker 0.5.0) pool: where it sends each key (docs/agreeing-with-twemproxy.md)
 
 Each keeps its original's method names, arguments and results, and sends every key to the
 node the original sends it to; see docs/compat.md for what each does differently where the
 original is broken.
 """
 
-__all__ = ["hashring", "uhashring"]
+__all__ = ["hashring", "twemproxy", "uhashring"]

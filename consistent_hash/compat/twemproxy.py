@@ -351,12 +351,12 @@ class TwemproxyPool(Router):
     def positions(self) -> npt.NDArray[np.uint64] | None:
         """ketama: the continuum's points as ring positions (point << 32), ascending, which is
         what ``movement`` and ``migration_plan`` compare; None for modula."""
-        return self._core.positions if self._dist == "ketama" else None  # type: ignore[no-any-return]
+        return self._core.positions if self._dist == "ketama" else None
 
     @property
     def owners(self) -> npt.NDArray[np.int32] | None:
         """ketama: the node index of each point; None for modula."""
-        return self._core.owners if self._dist == "ketama" else None  # type: ignore[no-any-return]
+        return self._core.owners if self._dist == "ketama" else None
 
     @property
     def points(self) -> npt.NDArray[np.uint64] | None:
@@ -368,7 +368,7 @@ class TwemproxyPool(Router):
     def table(self) -> npt.NDArray[np.int32] | None:
         """modula: the node index of each entry (hash % len(table) picks one); None for
         ketama."""
-        return self._core.table if self._dist == "modula" else None  # type: ignore[no-any-return]
+        return self._core.table if self._dist == "modula" else None
 
     # -- state and serialization --------------------------------------------------------------
 
@@ -460,7 +460,7 @@ def from_config(config: str | bytes | Mapping[str, Any], name: str | None = None
     consistent-hash-ring[yaml]``)."""
     if isinstance(config, (str, bytes)):
         try:
-            import yaml
+            import yaml  # type: ignore[import-untyped, unused-ignore]
         except ImportError:  # pragma: no cover - pyyaml is installed wherever tests run
             raise ImportError("reading a nutcracker YAML configuration needs PyYAML: "
                               "pip install consistent-hash-ring[yaml]") from None
