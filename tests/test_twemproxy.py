@@ -45,6 +45,7 @@ from consistent_hash.compat.twemproxy import HASHES, TwemproxyPool, from_config 
 
 M32 = 0xFFFFFFFF
 DATA = Path(__file__).parent / "data" / "twemproxy_vectors.json"
+DOC = Path(__file__).resolve().parent.parent / "docs" / "agreeing-with-twemproxy.md"
 
 
 # -- pure-Python models of nutcracker's hashes (from src/hashkit/*.c, v0.5.0) ------------------
@@ -712,3 +713,10 @@ def test_renaming_a_named_server_moves_nothing_but_its_address() -> None:
     assert movement(old, new).moved == 0.0
     assert new.addresses["b"] == "10.0.0.9:11311"
 
+
+
+@pytest.mark.skipif(not DOC.exists(), reason="docs/ is not beside tests/")
+def test_docs_page_examples() -> None:
+    import doctest
+    result = doctest.testfile(str(DOC), module_relative=False)
+    assert result.attempted >= 8 and result.failed == 0
