@@ -61,11 +61,9 @@ def _plain(n: int, w: int = 1) -> list[tuple[int, int, str | None]]:
 def configs() -> list[Config]:
     out: list[Config] = []
     for dist in ("ketama", "modula"):
-        for h in HASHES:  # every hash, 5 servers
-            out.append(Config(f"{dist}-{h}-5", _plain(5), h, dist))
-        for n in (3, 25):
-            out.append(Config(f"{dist}-fnv1a_64-{n}", _plain(n), "fnv1a_64", dist))
-            out.append(Config(f"{dist}-md5-{n}", _plain(n), "md5", dist))
+        for n in (3, 5, 25):  # every hash at each size
+            for h in HASHES:
+                out.append(Config(f"{dist}-{h}-{n}", _plain(n), h, dist))
         out.append(Config(f"{dist}-weights", [(i, w, None) for i, w in
                                              enumerate((1, 2, 3, 1, 5))], "fnv1a_64", dist))
         out.append(Config(f"{dist}-weights-md5-25", [(i, 1 + i % 4, None) for i in range(25)],
@@ -83,7 +81,7 @@ def configs() -> list[Config]:
         out.append(Config(f"{dist}-defaults", _plain(5), None, None if dist == "ketama"
                           else dist))
         out.append(Config(f"{dist}-ejected", _plain(4) + [(-1, 1, None)], "one_at_a_time",
-                          dist, auto_eject=True, keys=1000))
+                          dist, auto_eject=True))
     return out
 
 

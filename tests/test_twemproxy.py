@@ -36,7 +36,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 import _twemproxy_live as live  # noqa: E402
-from servers import HOST, free_ports, nutcracker_pools, require  # noqa: E402
+from servers import HOST, free_ports, nutcracker_pools, redis_servers, require  # noqa: E402
 
 from consistent_hash import EmptyRingError  # noqa: E402
 from consistent_hash.analysis import migration_plan, movement  # noqa: E402
@@ -508,6 +508,45 @@ def test_live_unix_sockets_and_the_default_port() -> None:
             proc.wait()
 
 
+def test_live_redis_pools() -> None:
+    """A `redis: true` pool routes by the same recipe (the Redis key is hashed): ketama with a
+    hash tag and modula, keys set through nutcracker with redis-py, found with SCAN."""
+    redis = pytest.importorskip("redis")
+    require("nutcracker")
+    with redis_servers(3) as ports:
+        lines = [f"{HOST}:{p}:{1 + i}" for i, p in enumerate(ports)]
+        cfgs = [live.Config("redis-ketama", [], "fnv1a_64", "ketama", hash_tag="{}"),
+                live.Config("redis-modula", [], "jenkins", "modula")]
+        for c in cfgs:
+            c.lines = lines
+        bodies = ["  redis: true\n" + c.yaml_body() for c in cfgs]
+        keys = [live.make_keys(c, 970 + j) for j, c in enumerate(cfgs)]
+        with nutcracker_pools(bodies) as pool_ports:
+            for ks, pp in zip(keys, pool_ports, strict=True):
+                _redis_set_all(pp, ks)  # raw RESP: a client's CLIENT SETINFO would be refused
+        holder = {}
+        for j, p in enumerate(ports):
+            client = redis.Redis(host=HOST, port=p)
+            for k in client.scan_iter(count=1000):
+                holder[k] = j
+            client.close()
+        for c, ks in zip(cfgs, keys, strict=True):
+            pool = TwemproxyPool(lines, **live.pool_args(c))
+            assert pool.get_indices(ks).tolist() == [holder[k] for k in ks], c.id
+
+
+def _redis_set_all(port: int, keys: list[bytes]) -> None:
+    with socket.create_connection((HOST, port), timeout=30) as s:
+        f = s.makefile("rb")
+        for start in range(0, len(keys), 200):
+            batch = keys[start:start + 200]
+            s.sendall(b"".join(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$1\r\nx\r\n" % (len(k), k)
+                               for k in batch))
+            for k in batch:
+                line = f.readline()
+                assert line == b"+OK\r\n", (k, line)
+
+
 def _unix_request(path: str, cmd: bytes, end: bytes) -> bytes:
     with socket.socket(socket.AF_UNIX) as s:
         s.connect(path)
@@ -536,7 +575,9 @@ def _unix_flush(path: str) -> None:
 
 def test_golden_vectors() -> None:
     data = json.loads(DATA.read_text())
-    assert data["nutcracker"].startswith("0.5.0") and len(data["configs"]) >= 40
+    assert data["nutcracker"].startswith("0.5.0") and len(data["configs"]) >= 80
+    assert {(c["hash"], c["distribution"]) for c in data["configs"]} == {
+        (h, d) for h in HASHES for d in ("ketama", "modula")}
     total = 0
     for c in data["configs"]:
         pool = TwemproxyPool(c["servers"], hash=c["hash"], distribution=c["distribution"],

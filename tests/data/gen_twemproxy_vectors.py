@@ -24,7 +24,7 @@ sys.path[:0] = [str(HERE.parent.parent), str(HERE.parent)]
 
 import _twemproxy_live as live  # noqa: E402
 
-KEYS_PER_CONFIG = 120  # spread over each pool's sorted keys, so every kind is in
+KEYS_PER_CONFIG = 60  # spread over each pool's sorted keys, so every kind is in
 
 
 def pick(n: int) -> range:
