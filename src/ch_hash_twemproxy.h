@@ -6,7 +6,8 @@
  *
  * Every function returns twemproxy's uint32_t.  Where twemproxy reads a key byte through a
  * plain `char` (signed on x86-64) the byte is sign-extended, exactly as it happens there:
- * one_at_a_time, the four FNVs and hsieh's 3-byte tail.  The others read unsigned bytes.
+ * one_at_a_time, the four FNVs and hsieh's 3-byte tail (their uc argument: 1 for a build
+ * where char is unsigned).  The others read unsigned bytes (crc16 and crc32 mask theirs).
  *
  *   fnv1_64, fnv1a_64  despite the names, 32-bit results: fnv1_64 runs 64-bit FNV-1 and
  *                      keeps the low 32 bits; fnv1a_64 runs FNV-1a in 32 bits with the low
@@ -20,7 +21,9 @@
  *   md5                MD5 bytes 0..3 little-endian;  one_at_a_time: Jenkins' over signed chars.
  *
  * The hasher forms ch_h_tw_*(p, n, seed) give ring positions h << 32 (as the other 32-bit
- * compatibility hashes) after twemproxy's two key rules:
+ * compatibility hashes); seed bit 17 reads bytes as an unsigned `char` (a build for arm64
+ * Linux, POWER or s390x, where char is unsigned).  Before hashing, twemproxy's two key
+ * rules:
  *   - hash_tag (seed bit 16 set, the tag's open char in bits 0..7, its close char in bits
  *     8..15): if the key has the open char, and the close char after its first one, and the
  *     text between is not empty, only that text is hashed; otherwise the whole key;
@@ -35,8 +38,11 @@
 #include "ch_compat_hash.h"
 
 #define CH_TW_TAG ((uint64_t)1 << 16)
+#define CH_TW_UCHAR ((uint64_t)1 << 17)
 
-static inline uint32_t ch_tw__sx(uint8_t b) { return (uint32_t)(int32_t)(int8_t)b; }
+/* A key byte read through a C `char`: sign-extended where char is signed (x86-64), as is
+ * where it is unsigned (uc: arm64 Linux, POWER, s390x builds). */
+static inline uint32_t ch_tw__ch(uint8_t b, int uc) { return uc ? b : (uint32_t)(int32_t)(int8_t)b; }
 static inline uint32_t ch_tw__le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
@@ -145,44 +151,58 @@ static inline uint32_t ch_tw_crc32(const uint8_t *p, size_t n)
 }
 static inline uint32_t ch_tw_crc32a(const uint8_t *p, size_t n) { return ~ch_tw__crc32_raw(p, n); }
 
-static inline uint32_t ch_tw_fnv1_64(const uint8_t *p, size_t n)
+static inline uint32_t ch_tw_oaat(const uint8_t *p, size_t n, int uc)
+{
+    uint32_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        v += ch_tw__ch(p[i], uc);
+        v += v << 10;
+        v ^= v >> 6;
+    }
+    v += v << 3;
+    v ^= v >> 11;
+    v += v << 15;
+    return v;
+}
+
+static inline uint32_t ch_tw_fnv1_64(const uint8_t *p, size_t n, int uc)
 {
     uint64_t h = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < n; i++) {
         h *= 0x100000001b3ull;
-        h ^= (uint64_t)(int64_t)(int8_t)p[i];
+        h ^= uc ? (uint64_t)p[i] : (uint64_t)(int64_t)(int8_t)p[i];
     }
     return (uint32_t)h;
 }
-static inline uint32_t ch_tw_fnv1a_64(const uint8_t *p, size_t n)
+static inline uint32_t ch_tw_fnv1a_64(const uint8_t *p, size_t n, int uc)
 {
     uint32_t h = 0x84222325u;  /* (uint32_t) of the 64-bit offset basis */
     for (size_t i = 0; i < n; i++) {
-        h ^= ch_tw__sx(p[i]);
+        h ^= ch_tw__ch(p[i], uc);
         h *= 0x1b3u;           /* (uint32_t) of the 64-bit prime */
     }
     return h;
 }
-static inline uint32_t ch_tw_fnv1_32(const uint8_t *p, size_t n)
+static inline uint32_t ch_tw_fnv1_32(const uint8_t *p, size_t n, int uc)
 {
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < n; i++) {
         h *= 16777619u;
-        h ^= ch_tw__sx(p[i]);
+        h ^= ch_tw__ch(p[i], uc);
     }
     return h;
 }
-static inline uint32_t ch_tw_fnv1a_32(const uint8_t *p, size_t n)
+static inline uint32_t ch_tw_fnv1a_32(const uint8_t *p, size_t n, int uc)
 {
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < n; i++) {
-        h ^= ch_tw__sx(p[i]);
+        h ^= ch_tw__ch(p[i], uc);
         h *= 16777619u;
     }
     return h;
 }
 
-static inline uint32_t ch_tw_hsieh(const uint8_t *p, size_t n)
+static inline uint32_t ch_tw_hsieh(const uint8_t *p, size_t n, int uc)
 {
     uint32_t h = 0, t;
     size_t words = n >> 2;
@@ -198,7 +218,7 @@ static inline uint32_t ch_tw_hsieh(const uint8_t *p, size_t n)
     case 3:
         h += ch_tw__le16(p);
         h ^= h << 16;
-        h ^= ch_tw__sx(p[2]) << 18;  /* read through a signed char there */
+        h ^= ch_tw__ch(p[2], uc) << 18;  /* read through a char there */
         h += h >> 11;
         break;
     case 2:
@@ -299,24 +319,25 @@ static inline void ch_tw_tag(const uint8_t **p, size_t *n, uint64_t seed)
     }
 }
 
-#define CH_TW__HASHER(NAME, FN)                                                    \
+#define CH_TW__HASHER(NAME, CALL)                                                  \
     static inline uint64_t ch_h_tw_##NAME(const uint8_t *p, size_t n, uint64_t s) \
     {                                                                              \
         ch_tw_tag(&p, &n, s);                                                      \
-        return n ? (uint64_t)FN(p, n) << 32 : 0;                                   \
+        return n ? (uint64_t)(CALL) << 32 : 0;                                     \
     }
-CH_TW__HASHER(oaat, ch_one_at_a_time)
-CH_TW__HASHER(md5, ch_ketama_md5)
-CH_TW__HASHER(crc16, ch_tw_crc16)
-CH_TW__HASHER(crc32, ch_tw_crc32)
-CH_TW__HASHER(crc32a, ch_tw_crc32a)
-CH_TW__HASHER(fnv1_64, ch_tw_fnv1_64)
-CH_TW__HASHER(fnv1a_64, ch_tw_fnv1a_64)
-CH_TW__HASHER(fnv1_32, ch_tw_fnv1_32)
-CH_TW__HASHER(fnv1a_32, ch_tw_fnv1a_32)
-CH_TW__HASHER(hsieh, ch_tw_hsieh)
-CH_TW__HASHER(murmur, ch_tw_murmur)
-CH_TW__HASHER(jenkins, ch_tw_jenkins)
+#define CH_TW__UC(s) ((int)(((s) >> 17) & 1))
+CH_TW__HASHER(oaat, ch_tw_oaat(p, n, CH_TW__UC(s)))
+CH_TW__HASHER(md5, ch_ketama_md5(p, n))
+CH_TW__HASHER(crc16, ch_tw_crc16(p, n))
+CH_TW__HASHER(crc32, ch_tw_crc32(p, n))
+CH_TW__HASHER(crc32a, ch_tw_crc32a(p, n))
+CH_TW__HASHER(fnv1_64, ch_tw_fnv1_64(p, n, CH_TW__UC(s)))
+CH_TW__HASHER(fnv1a_64, ch_tw_fnv1a_64(p, n, CH_TW__UC(s)))
+CH_TW__HASHER(fnv1_32, ch_tw_fnv1_32(p, n, CH_TW__UC(s)))
+CH_TW__HASHER(fnv1a_32, ch_tw_fnv1a_32(p, n, CH_TW__UC(s)))
+CH_TW__HASHER(hsieh, ch_tw_hsieh(p, n, CH_TW__UC(s)))
+CH_TW__HASHER(murmur, ch_tw_murmur(p, n))
+CH_TW__HASHER(jenkins, ch_tw_jenkins(p, n))
 
 /* The switch cases ch_keys.h splices into ch_hash and its two dispatch macros (the ids are
  * its CH_TW_* enum, 40..51). */

@@ -194,9 +194,10 @@ def _eject_dead(port: int, rng: random.Random) -> None:
             ok = ok + 1 if line == b"STORED\r\n" else 0
 
 
-def run(cfgs: list[Config], seed: int = 13) -> tuple[dict[str, list[bytes]],
-                                                      dict[str, list[int]], list[int]]:
-    """Start the servers, store every pool's keys through nutcracker, find them.
+def run(cfgs: list[Config], seed: int = 13, binary: str | None = None
+        ) -> tuple[dict[str, list[bytes]], dict[str, list[int]], list[int]]:
+    """Start the servers, store every pool's keys through nutcracker (``binary``: another
+    build than the installed one), find them.
 
     Returns (keys per config id, the index into cfg.lines of the server holding each key,
     the memcached ports).  cfg.lines are filled in."""
@@ -207,7 +208,8 @@ def run(cfgs: list[Config], seed: int = 13) -> tuple[dict[str, list[bytes]],
         for c in cfgs:
             c.lines = [f"{HOST}:{ports[i] if i >= 0 else dead}:{w}" + (f" {nm}" if nm else "")
                        for i, w, nm in c.servers]
-        pool_ports = stack.enter_context(nutcracker_pools([c.yaml_body() for c in cfgs]))
+        pool_ports = stack.enter_context(nutcracker_pools([c.yaml_body() for c in cfgs],
+                                                          binary))
         keys = {c.id: make_keys(c, j, seed) for j, c in enumerate(cfgs)}
         rng = random.Random(seed)
         for c, pp in zip(cfgs, pool_ports, strict=True):

@@ -160,11 +160,11 @@ def nutcracker_proxy(servers: list[str], *, hash: str = "md5") -> Iterator[int]:
 
 
 @contextmanager
-def nutcracker_pools(pools: list[str]) -> Iterator[list[int]]:
+def nutcracker_pools(pools: list[str], binary: str | None = None) -> Iterator[list[int]]:
     """One twemproxy (nutcracker) process serving several pools: each entry of ``pools`` is
     the body of one pool in nutcracker.yml (its directives, two-space indented, without
-    ``listen:``); yields each pool's port, in order."""
-    binary = require("nutcracker")
+    ``listen:``); yields each pool's port, in order.  ``binary``: another nutcracker build."""
+    binary = binary or require("nutcracker")
     with tempfile.TemporaryDirectory() as d:
         for _ in range(5):
             ports = free_ports(len(pools) + 1)

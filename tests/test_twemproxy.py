@@ -45,20 +45,22 @@ from consistent_hash.compat.twemproxy import HASHES, TwemproxyPool, from_config 
 
 M32 = 0xFFFFFFFF
 DATA = Path(__file__).parent / "data" / "twemproxy_vectors.json"
+DATA_UNSIGNED = Path(__file__).parent / "data" / "twemproxy_vectors_unsigned_char.json"
 DOC = Path(__file__).resolve().parent.parent / "docs" / "agreeing-with-twemproxy.md"
 
 
 # -- pure-Python models of nutcracker's hashes (from src/hashkit/*.c, v0.5.0) ------------------
 
-def _sx(b: int) -> int:
-    """A byte read through a C `char`, signed on x86-64, converted to uint32."""
-    return (b - 256 if b >= 128 else b) & M32
+def _sx(b: int, uc: bool = False) -> int:
+    """A byte read through a C `char` (signed on x86-64; unsigned with uc, as on arm64
+    Linux), converted to uint32."""
+    return (b - 256 if b >= 128 and not uc else b) & M32
 
 
-def m_one_at_a_time(d: bytes) -> int:
+def m_one_at_a_time(d: bytes, uc: bool = False) -> int:
     v = 0
     for b in d:
-        v = (v + _sx(b)) & M32
+        v = (v + _sx(b, uc)) & M32
         v = (v + (v << 10)) & M32
         v ^= v >> 6
     v = (v + (v << 3)) & M32
@@ -107,39 +109,39 @@ def m_crc32a(d: bytes) -> int:
     return _crc32_bitwise(d)
 
 
-def m_fnv1_64(d: bytes) -> int:
+def m_fnv1_64(d: bytes, uc: bool = False) -> int:
     h = 0xCBF29CE484222325
     for b in d:
         h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-        h ^= (b - 256 if b >= 128 else b) & 0xFFFFFFFFFFFFFFFF
+        h ^= (b - 256 if b >= 128 and not uc else b) & 0xFFFFFFFFFFFFFFFF
     return h & M32
 
 
-def m_fnv1a_64(d: bytes) -> int:
+def m_fnv1a_64(d: bytes, uc: bool = False) -> int:
     h = 0xCBF29CE484222325 & M32
     for b in d:
-        h ^= _sx(b)
+        h ^= _sx(b, uc)
         h = (h * (0x100000001B3 & M32)) & M32
     return h
 
 
-def m_fnv1_32(d: bytes) -> int:
+def m_fnv1_32(d: bytes, uc: bool = False) -> int:
     h = 2166136261
     for b in d:
         h = (h * 16777619) & M32
-        h ^= _sx(b)
+        h ^= _sx(b, uc)
     return h
 
 
-def m_fnv1a_32(d: bytes) -> int:
+def m_fnv1a_32(d: bytes, uc: bool = False) -> int:
     h = 2166136261
     for b in d:
-        h ^= _sx(b)
+        h ^= _sx(b, uc)
         h = (h * 16777619) & M32
     return h
 
 
-def m_hsieh(d: bytes) -> int:
+def m_hsieh(d: bytes, uc: bool = False) -> int:
     if not d:
         return 0
     h = 0
@@ -154,7 +156,7 @@ def m_hsieh(d: bytes) -> int:
     if rem == 3:
         h = (h + (d[i] | d[i + 1] << 8)) & M32
         h ^= (h << 16) & M32
-        h ^= (_sx(d[i + 2]) << 18) & M32
+        h ^= (_sx(d[i + 2], uc) << 18) & M32
         h = (h + (h >> 11)) & M32
     elif rem == 2:
         h = (h + (d[i] | d[i + 1] << 8)) & M32
@@ -242,7 +244,7 @@ def m_jenkins(d: bytes) -> int:
     return hashlittle(d, 13)
 
 
-MODELS: dict[str, Callable[[bytes], int]] = {
+MODELS: dict[str, Callable[..., int]] = {
     "one_at_a_time": m_one_at_a_time, "md5": m_md5, "crc16": m_crc16, "crc32": m_crc32,
     "crc32a": m_crc32a, "fnv1_64": m_fnv1_64, "fnv1a_64": m_fnv1a_64, "fnv1_32": m_fnv1_32,
     "fnv1a_32": m_fnv1a_32, "hsieh": m_hsieh, "murmur": m_murmur, "jenkins": m_jenkins}
@@ -261,9 +263,14 @@ def m_tagged(key: bytes, tag: bytes | None) -> bytes:
     return key[start + 1:end]
 
 
-def m_key_hash(hash: str, key: bytes, tag: bytes | None = None) -> int:
+CHAR_READERS = ("one_at_a_time", "fnv1_64", "fnv1a_64", "fnv1_32", "fnv1a_32", "hsieh")
+
+
+def m_key_hash(hash: str, key: bytes, tag: bytes | None = None, uc: bool = False) -> int:
     part = m_tagged(key, tag)
-    return MODELS[hash](part) if part else 0  # server_pool_hash: an empty key hashes to 0
+    if not part:
+        return 0  # server_pool_hash: an empty key hashes to 0
+    return MODELS[hash](part, uc) if hash in CHAR_READERS else MODELS[hash](part)
 
 
 # -- the models against published vectors and independent references ---------------------------
@@ -311,18 +318,29 @@ def test_models_against_python_references() -> None:
         assert m_md5(d) == int.from_bytes(hashlib.md5(d).digest()[:4], "little")
 
 
+@pytest.mark.parametrize("signed", [True, False], ids=["signed-char", "unsigned-char"])
 @pytest.mark.parametrize("hash", HASHES)
-def test_core_hash_equals_model(hash: str) -> None:
+def test_core_hash_equals_model(hash: str, signed: bool) -> None:
     """The library's C hash (through a pool's hash_many) equals the model on every length
     0..300 and on random bytes, including bytes >= 0x80 (the signed-char paths)."""
     rng = random.Random(hash)
     keys = [bytes(rng.randrange(256) for _ in range(n)) for n in range(301)]
     keys += [bytes(rng.randrange(0x80, 0x100) for _ in range(rng.randrange(1, 40)))
              for _ in range(300)]
-    pool = TwemproxyPool(["127.0.0.1:1:1", "127.0.0.1:2:1"], hash=hash)
+    pool = TwemproxyPool(["127.0.0.1:1:1", "127.0.0.1:2:1"], hash=hash, signed_char=signed)
     got = pool.hash_many(keys).tolist()
-    assert got == [m_key_hash(hash, k) for k in keys]
+    assert got == [m_key_hash(hash, k, uc=not signed) for k in keys]
     assert [pool.hash(k) for k in keys[:50]] == got[:50]
+    if hash in CHAR_READERS:  # the two builds differ exactly on keys with a byte >= 0x80
+        other = TwemproxyPool(["127.0.0.1:1:1", "127.0.0.1:2:1"], hash=hash,
+                              signed_char=not signed).hash_many(keys).tolist()
+        assert [a != b for a, b in zip(got, other, strict=True)] == [
+            bool(k) and max(k) >= 0x80 and (hash != "hsieh" or _hsieh_reads_sign(k))
+            for k in keys]
+
+
+def _hsieh_reads_sign(k: bytes) -> bool:
+    return len(k) % 4 == 3 and k[-1] >= 0x80  # only the third byte of a 3-byte tail
 
 
 @pytest.mark.parametrize("tag", ["{}", "$$", "[]"])
@@ -578,16 +596,38 @@ def test_golden_vectors() -> None:
     assert data["nutcracker"].startswith("0.5.0") and len(data["configs"]) >= 80
     assert {(c["hash"], c["distribution"]) for c in data["configs"]} == {
         (h, d) for h in HASHES for d in ("ketama", "modula")}
+    assert _check_vectors(data) >= 5_000
+
+
+def test_golden_vectors_unsigned_char() -> None:
+    """nutcracker 0.5.0's source built with -funsigned-char (arm64's char), run live by
+    tests/data/gen_twemproxy_vectors.py --unsigned-char: every hash that reads a char."""
+    data = json.loads(DATA_UNSIGNED.read_text())
+    assert data["nutcracker"] == "0.5.0-unsigned-char"
+    assert {c["hash"] for c in data["configs"]} == set(CHAR_READERS)
+    assert {c["distribution"] for c in data["configs"]} == {"ketama", "modula"}
+    assert _check_vectors(data) >= 1_500
+    # and the x86-64 (signed) reading puts many of these high-byte keys elsewhere
+    wrong = 0
+    for c in data["configs"]:
+        pool = TwemproxyPool(c["servers"], hash=c["hash"], distribution=c["distribution"])
+        keys = [bytes.fromhex(k) for k in c["keys"]]
+        wrong += int(np.sum(pool.get_indices(keys) != np.array(c["server"])))
+    assert wrong > 500
+
+
+def _check_vectors(data: dict[str, Any]) -> int:
     total = 0
     for c in data["configs"]:
         pool = TwemproxyPool(c["servers"], hash=c["hash"], distribution=c["distribution"],
-                             hash_tag=c["hash_tag"], auto_eject_hosts=bool(c["ejected"]))
+                             hash_tag=c["hash_tag"], auto_eject_hosts=bool(c["ejected"]),
+                             signed_char=c["signed_char"])
         for j in c["ejected"]:
             pool.eject(pool.nodes[j])
         keys = [bytes.fromhex(k) for k in c["keys"]]
         assert pool.get_indices(keys).tolist() == c["server"], c["id"]
         total += len(keys)
-    assert total >= 5_000
+    return total
 
 
 # -- from_config ---------------------------------------------------------------------------------
@@ -761,3 +801,23 @@ def test_docs_page_examples() -> None:
     import doctest
     result = doctest.testfile(str(DOC), module_relative=False)
     assert result.attempted >= 8 and result.failed == 0
+
+
+def test_serialization_round_trips() -> None:
+    import pickle
+    pools = [TwemproxyPool(["10.0.0.1:11211:1", "10.0.0.2:11212:3 b", "/tmp/mc.sock:2"],
+                           hash=h, distribution=d, hash_tag=t, auto_eject_hosts=True)
+             for h in ("fnv1a_64", "crc16") for d in ("ketama", "modula")
+             for t in (None, "{}", b"\xab\xcd")]
+    pools[-1].eject("b")
+    keys = [b"a\xabkey\xcd", "user:1", b"x{y}z"]
+    for p in pools:
+        for q in (TwemproxyPool.from_bytes(p.to_bytes()), pickle.loads(pickle.dumps(p)),
+                  p.copy()):
+            assert q == p and q.hash_tag == p.hash_tag and q.ejected == p.ejected
+            assert q.get_many(keys).tolist() == p.get_many(keys).tolist()
+            assert q.fingerprint() == p.fingerprint()
+    assert pools[0].fingerprint() != pools[1].fingerprint()
+    # a raw-bytes tag: only the bytes between 0xAB and 0xCD are hashed
+    p = pools[-1]
+    assert p.hash(b"a\xabkey\xcd") == m_crc16(b"key")

@@ -50,6 +50,7 @@ _MAX_LABEL = 272               # nutcracker truncates a ketama label past 272 by
 _MAX_WEIGHT = (1 << 31) - 1    # nutcracker reads weights as a C int
 _MAX_MODULA = 1 << 24          # entries of a modula table (the sum of the live weights)
 _TAG_FLAG = 1 << 16            # the hasher's seed: flag | close << 8 | open (ch_hash_twemproxy.h)
+_UCHAR_FLAG = 1 << 17          # ... and key bytes read as an unsigned char
 
 # the keys of a pool in nutcracker.yml (nc_conf.c); only those routing depends on are read
 _POOL_KEYS = frozenset({
@@ -119,12 +120,13 @@ def _parse_server(spec: Any) -> _Server:
     return _Server(line, node, address, weight, label.encode("utf-8"))
 
 
-def _tag_seed(hash_tag: Any) -> tuple[str | None, int]:
+def _tag_seed(hash_tag: Any) -> tuple[str | bytes | None, int]:
+    """(the tag as given: str, or bytes for a tag that is not UTF-8 text; the hasher seed)."""
     if hash_tag is None or hash_tag == "":
         return None, 0
+    shown: str | bytes
     if isinstance(hash_tag, (bytes, bytearray)):
-        raw = bytes(hash_tag)
-        shown = raw.decode("latin-1")
+        raw = shown = bytes(hash_tag)
     elif isinstance(hash_tag, str):
         raw = hash_tag.encode("utf-8")
         shown = hash_tag
@@ -166,6 +168,11 @@ class TwemproxyPool(Router):
         is placed by that text alone.
     auto_eject_hosts : bool
         Whether nutcracker may eject failing servers (then ``eject`` / ``restore`` model it).
+    signed_char : bool
+        How the nutcracker binary reads key bytes in one_at_a_time, the FNVs and hsieh: True
+        (the default) for a build where C's ``char`` is signed (x86-64, and i386), False where
+        it is unsigned (arm64 / aarch64 Linux, POWER, s390x).  Only keys with bytes >= 0x80
+        differ.
 
     Examples
     --------
@@ -175,14 +182,15 @@ class TwemproxyPool(Router):
     """
 
     __slots__ = ("_servers", "_weights", "_hash_name", "_dist", "_tag", "_seed", "_auto_eject",
-                 "_ejected")
+                 "_ejected", "_signed")
     _kind = KIND_TWEMPROXY
     _replicas = False
     _hash_shift = 32  # the 32-bit key hash sits in the high half of the core's positions
 
     def __init__(self, servers: Iterable[str] = (), weights: Mapping[str, int] | None = None,
                  *, hash: str = "fnv1a_64", distribution: str = "ketama",
-                 hash_tag: str | bytes | None = None, auto_eject_hosts: bool = False) -> None:
+                 hash_tag: str | bytes | None = None, auto_eject_hosts: bool = False,
+                 signed_char: bool = True) -> None:
         if not isinstance(hash, str):
             raise TypeError(f"hash must be a str, got {type(hash).__name__!r}")
         if hash not in HASHES:
@@ -198,7 +206,12 @@ class TwemproxyPool(Router):
         if not isinstance(auto_eject_hosts, (bool, np.bool_)):
             raise TypeError(f"auto_eject_hosts must be a bool, got "
                             f"{type(auto_eject_hosts).__name__!r}")
+        if not isinstance(signed_char, (bool, np.bool_)):
+            raise TypeError(f"signed_char must be a bool, got {type(signed_char).__name__!r}")
+        self._signed = bool(signed_char)
         self._tag, self._seed = _tag_seed(hash_tag)
+        if not self._signed:
+            self._seed |= _UCHAR_FLAG
         self._hash_name = hash
         self._dist = distribution
         self._auto_eject = bool(auto_eject_hosts)
@@ -322,12 +335,16 @@ class TwemproxyPool(Router):
         return self._dist
 
     @property
-    def hash_tag(self) -> str | None:
+    def hash_tag(self) -> str | bytes | None:
         return self._tag
 
     @property
     def auto_eject_hosts(self) -> bool:
         return self._auto_eject
+
+    @property
+    def signed_char(self) -> bool:
+        return self._signed
 
     @property
     def ejected(self) -> frozenset[str]:
@@ -374,13 +391,13 @@ class TwemproxyPool(Router):
 
     def _state(self) -> tuple[Any, ...]:
         return ([s.line for s in self._servers], dict(self._weights), self._hash_name,
-                self._dist, self._tag, self._auto_eject, sorted(self._ejected))
+                self._dist, self._tag, self._auto_eject, sorted(self._ejected), self._signed)
 
     @classmethod
     def _from_state(cls, state: tuple[Any, ...]) -> TwemproxyPool:
-        lines, weights, hash, dist, tag, auto_eject, ejected = state
+        lines, weights, hash, dist, tag, auto_eject, ejected, signed = state
         pool = cls(lines, weights, hash=hash, distribution=dist, hash_tag=tag,
-                   auto_eject_hosts=auto_eject)
+                   auto_eject_hosts=auto_eject, signed_char=signed)
         if ejected:
             pool._install(pool._servers, pool._weights, frozenset(ejected))
         return pool
@@ -388,7 +405,8 @@ class TwemproxyPool(Router):
     def _payload(self) -> bytes:
         tag = b"" if self._tag is None else _tag_bytes(self._seed)
         parts = [_format.pack_str(self._hash_name), _format.pack_str(self._dist),
-                 struct.pack("<B", len(tag)) + tag, struct.pack("<B", self._auto_eject),
+                 struct.pack("<B", len(tag)) + tag,
+                 struct.pack("<B", self._auto_eject | (0 if self._signed else 2)),
                  _format.pack_names([s.line for s in self._servers])]
         parts += [struct.pack("<I", self._weights[s.node]) for s in self._servers]
         parts.append(_format.pack_names(sorted(self._ejected)))
@@ -399,7 +417,7 @@ class TwemproxyPool(Router):
         hash, dist = _format.read_str(r), _format.read_str(r)
         (tlen,) = r.unpack("B")
         tag = r.take(int(tlen))
-        (auto,) = r.unpack("B")
+        (flags,) = r.unpack("B")
         lines = _format.read_names(r)
         counts = r.unpack(f"{len(lines)}I")
         ejected = _format.read_names(r)
@@ -413,7 +431,9 @@ class TwemproxyPool(Router):
                     tag_arg = tag
             pool = cls(lines, dict(zip(nodes, (int(c) for c in counts), strict=True)),
                        hash=hash, distribution=dist, hash_tag=tag_arg,
-                       auto_eject_hosts=bool(auto))
+                       auto_eject_hosts=bool(flags & 1), signed_char=not flags & 2)
+            if flags > 3:
+                raise ValueError("unknown flags")
             if any(e not in pool._weights for e in ejected):
                 raise ValueError("an ejected server is not in the pool")
             pool._install(pool._servers, pool._weights, frozenset(ejected))
@@ -428,6 +448,8 @@ class TwemproxyPool(Router):
             args.append(f"hash_tag={self._tag!r}")
         if self._auto_eject:
             args.append("auto_eject_hosts=True")
+        if not self._signed:
+            args.append("signed_char=False")
         return ", ".join(args)
 
 
@@ -449,14 +471,15 @@ def _check_unique(servers: Iterable[_Server]) -> None:
         labels.add(s.label)
 
 
-def from_config(config: str | bytes | Mapping[str, Any], name: str | None = None
-                ) -> TwemproxyPool:
+def from_config(config: str | bytes | Mapping[str, Any], name: str | None = None, *,
+                signed_char: bool = True) -> TwemproxyPool:
     """The pool ``name`` of a nutcracker YAML configuration (its text, or the mapping
     ``yaml.safe_load`` gives); ``name`` may be left out when the file has one pool.
 
     Reads ``servers``, ``hash``, ``distribution``, ``hash_tag`` and ``auto_eject_hosts``
     (nutcracker's defaults: fnv1a_64, ketama, none, false); the other keys of a pool do not
-    change where a key goes.  Needs PyYAML for text (``pip install
+    change where a key goes.  ``signed_char=False`` for a nutcracker built where C's ``char``
+    is unsigned (arm64 Linux; see ``TwemproxyPool``).  Needs PyYAML for text (``pip install
     consistent-hash-ring[yaml]``)."""
     if isinstance(config, (str, bytes)):
         try:
@@ -520,6 +543,6 @@ def from_config(config: str | bytes | Mapping[str, Any], name: str | None = None
         raise ValueError(f"{where}: 'auto_eject_hosts' must be true or false, got {auto!r}")
     try:
         return TwemproxyPool(servers, hash=hash, distribution=dist, hash_tag=tag,
-                             auto_eject_hosts=auto)
+                             auto_eject_hosts=auto, signed_char=signed_char)
     except (TypeError, ValueError) as e:
         raise ValueError(f"{where}: 'servers': {e}") from None
