@@ -493,3 +493,14 @@ class _NginxHash(_Router):
         self, hashes: npt.NDArray[np.uint64]
     ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint32]]:
         """(server index, tries nginx makes) per core hash."""
+# --- src/_twemproxy.pxi ---
+
+@disjoint_base
+class _Modula(_Router):
+    """A twemproxy modula pool: table[i] = server index; a 32-bit hash h (the core's hash
+    >> 32) goes to table[h % len(table)]; live is the number of distinct servers in it."""
+
+    def __new__(cls, table: npt.ArrayLike, nodes: tuple[str, ...], hasher: _Hasher) -> Self: ...
+    @property
+    def table(self) -> npt.NDArray[np.int32]:
+        """Read-only int32[T]: the node index of each entry."""

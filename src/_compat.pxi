@@ -30,6 +30,16 @@ if HASH_IDS["envoy_murmur2"] != CH_ENVOY_MURMUR2:  # Envoy ids 80..89
 if (HASH_IDS["nginx_crc32"], HASH_IDS["nginx_crc32_len"]) != (CH_NGINX_CRC32,
                                                               CH_NGINX_CRC32_LEN):
     raise ImportError("HASH_IDS disagree with ch_keys.h (nginx)")  # pragma: no cover
+if (HASH_IDS["twemproxy_one_at_a_time"], HASH_IDS["twemproxy_md5"], HASH_IDS["twemproxy_crc16"],
+        HASH_IDS["twemproxy_crc32"], HASH_IDS["twemproxy_crc32a"],
+        HASH_IDS["twemproxy_fnv1_64"], HASH_IDS["twemproxy_fnv1a_64"],
+        HASH_IDS["twemproxy_fnv1_32"], HASH_IDS["twemproxy_fnv1a_32"],
+        HASH_IDS["twemproxy_hsieh"], HASH_IDS["twemproxy_murmur"],
+        HASH_IDS["twemproxy_jenkins"]) != (
+        CH_TW_OAAT, CH_TW_MD5, CH_TW_CRC16, CH_TW_CRC32, CH_TW_CRC32A, CH_TW_FNV1_64,
+        CH_TW_FNV1A_64, CH_TW_FNV1_32, CH_TW_FNV1A_32, CH_TW_HSIEH, CH_TW_MURMUR,
+        CH_TW_JENKINS):
+    raise ImportError("twemproxy HASH_IDS disagree with ch_keys.h")  # pragma: no cover
 
 cdef enum:
     P_MD5_BE64 = 0      # one point per label: MD5 bytes 0..7 big-endian (uhashring default)

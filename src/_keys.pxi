@@ -39,6 +39,10 @@ HASH_IDS.update({"haproxy_sdbm": 65, "haproxy_sdbm_avalanche": 66, "haproxy_djb2
                  "haproxy_crc32": 71, "haproxy_crc32_avalanche": 72})
 HASH_IDS["envoy_murmur2"] = 80  # Envoy ring_hash MURMUR_HASH_2 (ids 80..89: ch_hash_envoy.h)
 HASH_IDS.update({"nginx_crc32": 60, "nginx_crc32_len": 61})  # nginx upstream hash, ids 60..64
+# twemproxy's key hashes (src/ch_hash_twemproxy.h, ids 40..59; the seed carries hash_tag)
+HASH_IDS.update({f"twemproxy_{n}": 40 + i for i, n in enumerate((
+    "one_at_a_time", "md5", "crc16", "crc32", "crc32a", "fnv1_64", "fnv1a_64", "fnv1_32",
+    "fnv1a_32", "hsieh", "murmur", "jenkins"))})
 
 _U64_MASK = (1 << 64) - 1
 

@@ -190,3 +190,18 @@ cdef extern from "ch_keys.h" nogil:
     enum:
         CH_NGINX_CRC32
         CH_NGINX_CRC32_LEN
+# twemproxy's key hash ids (ch_keys.h, 40..59; the hashes in ch_hash_twemproxy.h).
+cdef extern from "ch_keys.h" nogil:
+    enum:
+        CH_TW_OAAT
+        CH_TW_MD5
+        CH_TW_CRC16
+        CH_TW_CRC32
+        CH_TW_CRC32A
+        CH_TW_FNV1_64
+        CH_TW_FNV1A_64
+        CH_TW_FNV1_32
+        CH_TW_FNV1A_32
+        CH_TW_HSIEH
+        CH_TW_MURMUR
+        CH_TW_JENKINS

@@ -25,3 +25,4 @@ include "_compat.pxi"       # ketama / uhashring points, slot table, compat help
 include "_haproxy.pxi"      # HAProxy hash-type consistent: server points
 include "_envoy.pxi"       # Envoy's Maglev table (ring_hash uses _Ring)
 include "_nginx.pxi"        # nginx upstream hash: consistent points, plain hash kernel
+include "_twemproxy.pxi"     # twemproxy modula tables (consistent_hash.compat.twemproxy)

@@ -25,6 +25,7 @@
 #include "ch_hash_haproxy.h"
 #include "ch_hash_envoy.h"  /* Envoy ring_hash MURMUR_HASH_2 (ids 80..89) */
 #include "ch_hash_nginx.h"
+#include "ch_hash_twemproxy.h"
 
 enum { CH_XXH3 = 0, CH_XXH64 = 1, CH_MURMUR3 = 2, CH_MD5 = 3, CH_OAAT = 4, CH_KETAMA_MD5 = 5,
        CH_KETAMA_MD5_NEXT = 6, CH_MD5_NEXT = 7, CH_REDIS_SLOT = 8, CH_CASSANDRA = 9,
@@ -35,6 +36,10 @@ enum { CH_HA_SDBM = 65, CH_HA_SDBM_AV = 66, CH_HA_DJB2 = 67, CH_HA_DJB2_AV = 68,
 enum { CH_ENVOY_MURMUR2 = 80 };  /* Envoy: ids 80..89 */
 /* nginx upstream hash (ch_hash_nginx.h): ids 60..64 */
 enum { CH_NGINX_CRC32 = 60, CH_NGINX_CRC32_LEN = 61 };
+/* twemproxy's key hashes (ch_hash_twemproxy.h): ids 40..59 */
+enum { CH_TW_OAAT = 40, CH_TW_MD5 = 41, CH_TW_CRC16 = 42, CH_TW_CRC32 = 43, CH_TW_CRC32A = 44,
+       CH_TW_FNV1_64 = 45, CH_TW_FNV1A_64 = 46, CH_TW_FNV1_32 = 47, CH_TW_FNV1A_32 = 48,
+       CH_TW_HSIEH = 49, CH_TW_MURMUR = 50, CH_TW_JENKINS = 51 };
 
 #define CH_SCRATCH 16384
 
@@ -64,6 +69,7 @@ static inline uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t see
         case CH_ENVOY_MURMUR2: return ch_h_envoy_mm2(p, n, seed);
         case CH_NGINX_CRC32: return ch_h_ngx_crc(p, n, seed);
         case CH_NGINX_CRC32_LEN: return ch_h_ngx_crc_len(p, n, seed);
+        CH_TW_HASH_CASES(p, n, seed)
         default: return ch_md5_64(p, n);
     }
 }
@@ -107,6 +113,7 @@ static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)
         case CH_ENVOY_MURMUR2: return KERNEL(ch_h_envoy_mm2, __VA_ARGS__); \
         case CH_NGINX_CRC32: return KERNEL(ch_h_ngx_crc, __VA_ARGS__); \
         case CH_NGINX_CRC32_LEN: return KERNEL(ch_h_ngx_crc_len, __VA_ARGS__); \
+        CH_TW_DISPATCH(KERNEL, __VA_ARGS__)                  \
         default: return KERNEL(ch_h_md5, __VA_ARGS__);         \
     }
 #define CH_DISPATCH_VOID(hid, KERNEL, ...)                         \
@@ -132,6 +139,7 @@ static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)
         case CH_ENVOY_MURMUR2: (void)KERNEL(ch_h_envoy_mm2, __VA_ARGS__); break; \
         case CH_NGINX_CRC32: (void)KERNEL(ch_h_ngx_crc, __VA_ARGS__); break; \
         case CH_NGINX_CRC32_LEN: (void)KERNEL(ch_h_ngx_crc_len, __VA_ARGS__); break; \
+        CH_TW_DISPATCH_VOID(KERNEL, __VA_ARGS__)                  \
         default: (void)KERNEL(ch_h_md5, __VA_ARGS__); break;         \
     }
 

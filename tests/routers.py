@@ -32,6 +32,7 @@ from consistent_hash import (
 from consistent_hash.compat.haproxy import HAProxyBackend
 from consistent_hash.compat.envoy import EnvoyMaglev, EnvoyRingHash
 from consistent_hash.compat.nginx import NginxUpstream
+from consistent_hash.compat.twemproxy import TwemproxyPool
 
 __all__ = ["BOUNDED", "EXTRA_NODE", "NODES", "ROUTERS", "RouterSpec", "by_name", "node_names",
            "spec_id"]
@@ -175,6 +176,8 @@ ROUTERS += [
                replicas=True, int_keys="hashed", mutable=True),
     RouterSpec("NginxUpstream-plain", NginxUpstream,
                lambda nodes, **kw: NginxUpstream(nodes, consistent=False, **kw),
+    RouterSpec("TwemproxyPool", TwemproxyPool,
+               lambda nodes, **kw: TwemproxyPool(nodes, **kw),
                replicas=False, int_keys="hashed", mutable=True),
 ]
 

@@ -157,3 +157,33 @@ def nutcracker_proxy(servers: list[str], *, hash: str = "md5") -> Iterator[int]:
 
         with _one_server("nutcracker", launch) as port:
             yield port
+
+
+@contextmanager
+def nutcracker_pools(pools: list[str], binary: str | None = None) -> Iterator[list[int]]:
+    """One twemproxy (nutcracker) process serving several pools: each entry of ``pools`` is
+    the body of one pool in nutcracker.yml (its directives, two-space indented, without
+    ``listen:``); yields each pool's port, in order.  ``binary``: another nutcracker build."""
+    binary = binary or require("nutcracker")
+    with tempfile.TemporaryDirectory() as d:
+        for _ in range(5):
+            ports = free_ports(len(pools) + 1)
+            conf = os.path.join(d, "nutcracker.yml")
+            with open(conf, "w") as f:
+                for i, body in enumerate(pools):
+                    f.write(f"pool{i}:\n  listen: {HOST}:{ports[i]}\n{body}")
+            proc = subprocess.Popen([binary, "-c", conf, "-s", str(ports[-1]), "-a", HOST,
+                                     "-o", os.path.join(d, "nutcracker.log")],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                for p in ports[:-1]:
+                    wait_port(p, proc)
+                break
+            except RuntimeError:
+                stop([proc])
+        else:
+            raise RuntimeError("could not start nutcracker")
+        try:
+            yield ports[:-1]
+        finally:
+            stop([proc])

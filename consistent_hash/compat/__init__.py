@@ -6,6 +6,8 @@
   ``hash-type consistent`` sends a key (docs/agreeing-with-haproxy.md)
 - ``consistent_hash.compat.nginx.NginxUpstream`` / ``from_config`` for nginx's upstream
   ``hash $key [consistent]`` balancer (nginx 1.22)
+- ``consistent_hash.compat.twemproxy.from_config`` / ``TwemproxyPool`` for a twemproxy
+  (nutcracker 0.5.0) pool: where it sends each key (docs/agreeing-with-twemproxy.md)
 
 Each keeps its original's method names, arguments and results, and sends every key to the
 node the original sends it to; see docs/compat.md for what each does differently where the
@@ -15,4 +17,4 @@ original is broken.
 (``EnvoyRingHash``, ``EnvoyMaglev``, ``from_config``): see docs/agreeing-with-envoy.md.
 """
 
-__all__ = ["envoy", "haproxy", "hashring", "nginx", "uhashring"]
+__all__ = ["envoy", "haproxy", "hashring", "nginx", "twemproxy", "uhashring"]
