@@ -64,16 +64,21 @@ def test_cassandra_tokens() -> None:
     assert murmur3_token(b"") == -(1 << 63)  # the server's empty-key rule (the driver: 0)
 
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "compat.md"
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+COMPAT_PAGES = [DOCS / "compat.md", *sorted((DOCS / "compat").glob("*.md"))]
 
 
-@pytest.mark.skipif(not DOCS.exists(), reason="docs/compat.md is not beside tests/")
+@pytest.mark.skipif(not (DOCS / "compat").exists(), reason="docs/compat/ is not beside tests/")
 def test_compat_doc_examples() -> None:
     import doctest
 
-    result = doctest.testfile(str(DOCS), module_relative=False, optionflags=doctest.ELLIPSIS)
-    assert result.attempted >= 15
-    assert result.failed == 0
+    attempted = 0
+    for page in COMPAT_PAGES:
+        result = doctest.testfile(str(page), module_relative=False,
+                                  optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0, page.name
+        attempted += result.attempted
+    assert attempted >= 15
 
 
 @pytest.mark.parametrize("name", ["consistent_hash.compat.ketama", "consistent_hash.compat.redis",
