@@ -181,7 +181,8 @@ def _check_router(router: Any) -> bytes:
         raise ValueError("router has no nodes")
     from pyspark import cloudpickle  # a router with a hash callable pickles its callable too
 
-    blob: bytes = cloudpickle.dumps(router, protocol=pickle.HIGHEST_PROTOCOL)
+    blob: bytes = cloudpickle.dumps(  # type: ignore[no-untyped-call, unused-ignore]
+        router, protocol=pickle.HIGHEST_PROTOCOL)
     return blob
 
 

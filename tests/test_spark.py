@@ -27,7 +27,6 @@ try:
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
-    from pyspark.sql import types as T
 
     from consistent_hash.spark import partition, route
 except ImportError as e:  # the fixture below skips or fails, naming it
