@@ -30,3 +30,19 @@ def test_bench_threads_tiny(capsys):
     assert "list of str" in text and "peak extra" in text
     bench_threads.main(["--threshold", "--runs", "1"])
     assert "Where a second thread pays" in capsys.readouterr().out
+
+
+def test_bench_spark_tiny(capsys):
+    import shutil
+
+    import pytest
+
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("no Java runtime for Spark")
+    import bench_spark
+
+    bench_spark.main(["--keys", "20000", "--runs", "1"])
+    text = capsys.readouterr().out
+    assert "| setup | keys/s | ns/key |" in text
+    assert "Spark local[2], make + `route(output=\"index\")`" in text and "get_many" in text

@@ -34,8 +34,9 @@ Pass ``threads=n`` when each task has n cores to itself (for example with
 ``spark.task.cpus=n``).
 
 pyspark, pyarrow and pandas are optional dependencies (``pip install
-'consistent-hash-ring[spark]'``), imported only when this module is. The package must be
-installed on the workers as well.
+'consistent-hash-ring[spark]'``), imported when ``route`` or ``partition`` is first called
+(an ImportError naming the extra without them). The package must be installed on the workers
+as well.
 """
 
 from __future__ import annotations
@@ -66,12 +67,10 @@ def _imports() -> Any:
         import pyarrow  # noqa: F401
         import pyspark.sql
     except ImportError as e:
-        raise ImportError(f"consistent_hash.spark needs pyspark, pyarrow and pandas ({e.name} "
+        missing = (e.name or "a module").split(".")[0]
+        raise ImportError(f"consistent_hash.spark needs pyspark, pyarrow and pandas ({missing} "
                           f"is missing): {_EXTRA}") from None
     return pyspark.sql
-
-
-_imports()
 
 
 # -- the worker side ------------------------------------------------------------------------------
@@ -115,8 +114,9 @@ class _Route:
     def indices(self, router: Any, keys: Any) -> Any:
         try:
             idx = router.get_indices(keys, nulls=self.nulls, threads=self.threads)
-        except (TypeError, ValueError) as e:
-            raise type(e)(f"consistent_hash.spark: column {self.column!r}: {e}") from None
+        except (TypeError, ValueError) as e:  # the batch call's message, naming the column
+            kind = TypeError if isinstance(e, TypeError) else ValueError
+            raise kind(f"consistent_hash.spark: column {self.column!r}: {e}") from None
         if self.partitioning and idx.size and int(idx.min()) < 0:
             raise ValueError(f"consistent_hash.spark.partition: column {self.column!r}: a key "
                              "routes to no node (an unassigned slot), so it has no partition")
@@ -131,7 +131,9 @@ class _Route:
             idx = self.indices(router, batch.column(self.position))
             columns = list(batch.columns)
             if self.output in ("node", "both"):
-                columns.append(pc.take(node_names, pa.array(idx, mask=idx < 0)))
+                missing = idx < 0
+                where = pa.array(idx, mask=missing if missing.any() else None)
+                columns.append(pc.take(node_names, where))  # index -1: a null name
             if self.output in ("index", "both") or self.partitioning:
                 columns.append(pa.array(idx, type=pa.int32()))
             yield pa.RecordBatch.from_arrays(columns, names=self.names)
@@ -171,10 +173,10 @@ def _check_router(router: Any) -> bytes:
     if not isinstance(router, Router):
         name = type(router).__name__
         if name == "BoundedLoad":
-            raise TypeError("router must be a router of this library; a BoundedLoad places "
-                            "keys in order against loads shared by the whole batch, which "
-                            "Spark's partitions cannot share: route with its router and "
-                            "bound the loads after, or collect the keys")
+            raise TypeError("router must be a router of this library, not a BoundedLoad: it "
+                            "places keys against loads the whole batch shares, which Spark's "
+                            "partitions, routed apart, cannot share; route with a plain "
+                            "router, or assign_many in one process")
         raise TypeError("router must be a router of this library (HashRing, KetamaRing, ...), "
                         f"got {name!r}")
     if len(router.nodes) == 0:
@@ -236,9 +238,9 @@ def _plan(df: Any, column: Any, router: Any, output: str, name: Any, nulls: str,
           threads: int | None, partitioning: bool) -> tuple[Any, _Route, Any]:
     """Validate everything on the driver, before Spark runs anything: (the routing function,
     the output schema, the node / index column names)."""
+    _check_frame(df)  # first: it imports pyspark, or names the extra
     from pyspark.sql import types as T
 
-    _check_frame(df)
     if not isinstance(column, str):
         raise TypeError(f"column must be a column name (str), got {type(column).__name__!r}")
     node_col, index_col = _names(output, name, partitioning)
@@ -341,10 +343,10 @@ def partition(df: Any, column: str, router: Any, *, output: str = "node", name: 
     the shuffle.  A missing key fails the job (it has no partition); a later shuffle of the
     result (a join, a groupBy) may of course move rows again.
     """
-    from pyspark.sql import functions as F
-
     schema, fn, (node_col, index_col) = _plan(df, column, router, output, name, "raise",
                                               threads, True)
+    from pyspark.sql import functions as F
+
     n = len(router.nodes)
     routed = _apply(df, fn, schema)
     index = index_col or _INDEX_COLUMN

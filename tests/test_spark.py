@@ -336,9 +336,11 @@ def test_invalid_arguments(spark) -> None:  # type: ignore[no-untyped-def]
 
 def test_import_error_names_the_extra() -> None:
     code = ("import sys; sys.modules['pyspark'] = None\n"
-            "try:\n    import consistent_hash.spark\n"
+            "import consistent_hash.spark as s  # importable: pyspark is imported when used\n"
+            "from consistent_hash import HashRing\n"
+            "try:\n    s.route(object(), 'k', HashRing(['a']))\n"
             "except ImportError as e:\n    print(e)\n")
     root = os.path.dirname(os.path.dirname(os.path.abspath(consistent_hash.__file__)))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=root, check=True).stdout
-    assert "pyspark" in out and "consistent-hash-ring[spark]" in out
+    assert "pyspark" in out and "pip install 'consistent-hash-ring[spark]'" in out
