@@ -225,6 +225,23 @@ def test_threads_and_a_hash_callable(spark) -> None:  # type: ignore[no-untyped-
         assert np.array_equal(np_col(out, "node"), expected)
 
 
+def test_the_router_travels_as_one_small_pickle(spark) -> None:  # type: ignore[no-untyped-def]
+    import pickle
+
+    from pyspark import cloudpickle
+
+    from consistent_hash.spark import _load, _plan
+
+    ring = HashRing([f"shard-{i}" for i in range(64)])
+    _, fn, _ = _plan(users(spark, 10, 1), "key", ring, "node", None, "raise", None, False)
+    assert pickle.loads(fn.blob) == ring  # the snapshot, captured in the closure
+    assert len(cloudpickle.dumps(fn)) < 8192  # what Spark sends with each task
+    router, names = _load(fn.blob)
+    assert _load(fn.blob)[0] is router  # rebuilt once per worker process, then reused
+    assert router == ring and names.to_pylist() == list(ring.nodes)
+    assert fn.threads == 1  # one thread per task: Spark gives each task its core
+
+
 # -- nulls ----------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
