@@ -307,6 +307,21 @@ def test_the_mapinpandas_fallback_gives_the_same_result(with_nulls) -> None:  # 
         assert fallback.equals(arrow), column
 
 
+def test_the_documentation_examples_run(spark) -> None:  # type: ignore[no-untyped-def]
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parent.parent / "docs" / "spark.md"
+    if not page.exists():
+        pytest.skip("docs/spark.md is not beside tests/")
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text("utf-8"), re.S)
+    assert len(blocks) >= 2
+    namespace: dict[str, Any] = {}
+    for block in blocks:  # one after the other, as a reader runs them
+        exec(compile(block, str(page), "exec"), namespace)
+    assert namespace["spark"] is spark  # getOrCreate: this module's session
+
+
 # -- errors, all raised by the call, before Spark runs anything ----------------------------------
 
 def test_invalid_arguments(spark) -> None:  # type: ignore[no-untyped-def]
