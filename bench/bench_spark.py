@@ -106,7 +106,9 @@ def main(argv: list[str] | None = None) -> None:
     print("| setup | keys/s | ns/key |")
     print("|---|---:|---:|")
     for name, secs, _ in rows:
-        print(f"| {name} | {n / secs / 1e6:,.2f} M | {secs / n * 1e9:,.0f} |")
+        ns = secs / n * 1e9
+        print(f"| {name} | {n / secs / 1e6:,.2f} M | {ns:,.1f} |" if ns < 100 else
+              f"| {name} | {n / secs / 1e6:,.2f} M | {ns:,.0f} |")
 
 
 if __name__ == "__main__":

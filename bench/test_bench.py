@@ -4,6 +4,8 @@ import json
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bench  # noqa: E402
@@ -32,10 +34,10 @@ def test_bench_threads_tiny(capsys):
     assert "Where a second thread pays" in capsys.readouterr().out
 
 
+@pytest.mark.filterwarnings(
+    "ignore:PySpark does not yet fully support pandas:FutureWarning")
 def test_bench_spark_tiny(capsys):
     import shutil
-
-    import pytest
 
     pytest.importorskip("pyspark")
     if shutil.which("java") is None:
