@@ -4,6 +4,8 @@ import json
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bench  # noqa: E402
@@ -30,3 +32,19 @@ def test_bench_threads_tiny(capsys):
     assert "list of str" in text and "peak extra" in text
     bench_threads.main(["--threshold", "--runs", "1"])
     assert "Where a second thread pays" in capsys.readouterr().out
+
+
+@pytest.mark.filterwarnings(
+    "ignore:PySpark does not yet fully support pandas:FutureWarning")
+def test_bench_spark_tiny(capsys):
+    import shutil
+
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("no Java runtime for Spark")
+    import bench_spark
+
+    bench_spark.main(["--keys", "20000", "--runs", "1"])
+    text = capsys.readouterr().out
+    assert "| setup | keys/s | ns/key |" in text
+    assert "Spark local[2], make + `route(output=\"index\")`" in text and "get_many" in text
