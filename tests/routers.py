@@ -176,6 +176,7 @@ ROUTERS += [
                replicas=True, int_keys="hashed", mutable=True),
     RouterSpec("NginxUpstream-plain", NginxUpstream,
                lambda nodes, **kw: NginxUpstream(nodes, consistent=False, **kw),
+               replicas=False, int_keys="hashed", mutable=True),
     RouterSpec("TwemproxyPool", TwemproxyPool,
                lambda nodes, **kw: TwemproxyPool(nodes, **kw),
                replicas=False, int_keys="hashed", mutable=True),
