@@ -20,6 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+from ports import free_ports as _free_ports
+
 HOST = "127.0.0.1"
 FUNCTIONS = ("sdbm", "djb2", "wt6", "crc32")
 
@@ -223,17 +225,6 @@ def key_source(c: dict[str, Any]) -> Any:
     return targets
 
 
-def _free_ports(n: int) -> list[int]:
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((HOST, 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 class _Client:

@@ -24,6 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from ports import free_ports as _free_ports
+
 HOST = "127.0.0.1"
 NBACK = 25
 
@@ -176,21 +178,6 @@ class Live:
         return out
 
 
-def _free_ports(n: int) -> list[int]:
-    """As tests/servers.free_ports, written again so that the vector generator runs without
-    the package (tests/servers imports consistent_hash)."""
-    import socket
-
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((HOST, 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def _wait(port: int, proc: subprocess.Popen[bytes], errlog: str, timeout: float = 10) -> None:

@@ -29,8 +29,8 @@ from consistent_hash import (
     SlotMap,
     TokenRing,
 )
-from consistent_hash.compat.haproxy import HAProxyBackend
 from consistent_hash.compat.envoy import EnvoyMaglev, EnvoyRingHash
+from consistent_hash.compat.haproxy import HAProxyBackend
 from consistent_hash.compat.nginx import NginxUpstream
 from consistent_hash.compat.twemproxy import TwemproxyPool
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 
 import pytest
+from ports import free_ports
 
 from consistent_hash.cli import _servers
 from consistent_hash.cli._servers import stop, wait_port
@@ -38,18 +38,6 @@ def require(binary: str) -> str:
     return path
 
 
-def free_ports(n: int) -> list[int]:
-    """n distinct free TCP ports on 127.0.0.1 (bound together, so they are distinct)."""
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((HOST, 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 @contextmanager
@@ -187,3 +175,18 @@ def nutcracker_pools(pools: list[str], binary: str | None = None) -> Iterator[li
             yield ports[:-1]
         finally:
             stop([proc])
+
+
+@contextmanager
+def memcached_clusters() -> Iterator[Callable[[int], list[int]]]:
+    """Memcached clusters by size: get(n) starts n servers the first time n is asked for and
+    returns the same ports after; all are stopped on exit (for module-scoped fixtures)."""
+    with ExitStack() as stack:
+        started: dict[int, list[int]] = {}
+
+        def get(n: int) -> list[int]:
+            if n not in started:
+                started[n] = stack.enter_context(memcached_servers(n))
+            return started[n]
+
+        yield get

@@ -13,14 +13,13 @@ import random
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 from typing import Any
 
 import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from servers import HOST, memcached_servers, nutcracker_proxy  # noqa: E402
+from servers import HOST, memcached_clusters, nutcracker_proxy  # noqa: E402
 
 from consistent_hash import KetamaRing  # noqa: E402
 from consistent_hash.compat.ketama import point_counts  # noqa: E402
@@ -56,14 +55,7 @@ KEYS = _keys()
 @pytest.fixture(scope="module")
 def clusters() -> Iterator[Callable[[int], list[int]]]:
     """Memcached clusters by size, each started once for the module and stopped after it."""
-    with ExitStack() as stack:
-        started: dict[int, list[int]] = {}
-
-        def get(n: int) -> list[int]:
-            if n not in started:
-                started[n] = stack.enter_context(memcached_servers(n))
-            return started[n]
-
+    with memcached_clusters() as get:
         yield get
 
 

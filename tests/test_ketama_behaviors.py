@@ -11,14 +11,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 from typing import Any
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from gap_servers import unix_memcached  # noqa: E402
-from servers import HOST, memcached_servers  # noqa: E402
+from servers import HOST, memcached_clusters  # noqa: E402
 from test_ketama import KEYS, _flush, _landed  # noqa: E402
 
 from consistent_hash import KetamaRing  # noqa: E402
@@ -36,14 +35,7 @@ def _pylibmc() -> Any:
 
 @pytest.fixture(scope="module")
 def clusters() -> Iterator[Callable[[int], list[int]]]:
-    with ExitStack() as stack:
-        started: dict[int, list[int]] = {}
-
-        def get(n: int) -> list[int]:
-            if n not in started:
-                started[n] = stack.enter_context(memcached_servers(n))
-            return started[n]
-
+    with memcached_clusters() as get:
         yield get
 
 
