@@ -33,7 +33,7 @@ def add_parser(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     if (args.ring is None) == (args.nodes is None):
         raise UserError("give exactly one of --ring FILE or --nodes LIST")
-    ring = _common.layout(args.ring if args.ring is not None else args.nodes, args)
+    ring = _common.router_from_spec(args.ring if args.ring is not None else args.nodes, args)
     if len(ring) == 0:
         raise UserError("the layout has no nodes")
     fmt = args.input_format
