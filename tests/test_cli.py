@@ -186,12 +186,12 @@ def test_simulate_json_is_strict_json():
 # --------------------------------------------------------------------------------------------
 
 
-OLD, NEW = "a,b,c,d", "a,b:2,c,e"
+OLD, NEW = "a,b,c,d", "a,b=2,c,e"
 
 
 def rings(old=OLD, new=NEW, **kw):
     def parse(spec):
-        return {(p.split(":")[0]): float(p.split(":")[1]) if ":" in p else 1.0
+        return {(p.split("=")[0]): float(p.split("=")[1]) if "=" in p else 1.0
                 for p in spec.split(",")}
     return HashRing(parse(old), **kw), HashRing(parse(new), **kw)
 
@@ -214,7 +214,7 @@ def test_plan_table():
     assert "0x" not in short and "more" not in short
     assert len(table_rows(ok("plan", OLD, NEW, "--ranges", "3").stdout, "start")) == 3
     assert ok("plan", OLD, NEW, "--format", "table").stdout == out  # the default, by name
-    assert "--format {table,json,csv}" in ok("plan", "--help").stdout
+    assert "--json" in ok("plan", "--help").stdout
 
 
 def test_plan_json_consistent_with_analysis():
@@ -264,8 +264,8 @@ def test_plan_with_ring_files(tmp_path):
 
 
 def test_plan_node_list_from_file(tmp_path):
-    (tmp_path / "nodes.txt").write_text("# cluster\na 1\nb 2\n\nc\n")
-    d = json.loads(ok("plan", "@" + str(tmp_path / "nodes.txt"), "a,b:2,c,d",
+    (tmp_path / "nodes.txt").write_bytes(b"\xef\xbb\xbf# cluster\na=1\nb = 2\n\nc\n")
+    d = json.loads(ok("plan", "@" + str(tmp_path / "nodes.txt"), "a,b=2,c,d",
                       "--format", "json").stdout)
     old = HashRing({"a": 1.0, "b": 2.0, "c": 1.0})
     new = HashRing({"a": 1.0, "b": 2.0, "c": 1.0, "d": 1.0})
@@ -281,7 +281,7 @@ def test_plan_node_list_from_file(tmp_path):
 def test_assign_text_file_and_ring_file(tmp_path):
     ring = HashRing({"n1": 1.0, "n2": 2.0, "n3": 1.0}, vnodes=40)
     write_keys(tmp_path / "keys.txt", KEYS)
-    by_nodes = ok("assign", tmp_path / "keys.txt", "--nodes", "n1,n2:2,n3", "--vnodes", "40")
+    by_nodes = ok("assign", tmp_path / "keys.txt", "--nodes", "n1,n2=2,n3", "--vnodes", "40")
     assert by_nodes.stderr == ""
     got = parse_assign(by_nodes.stdout)
     assert got == [(k, ring.get(k)) for k in KEYS]
@@ -389,11 +389,11 @@ def test_inspect_table_and_json(tmp_path):
 
 
 def test_ring_writes_loadable_file(tmp_path):
-    ok("ring", "a:2,b,c", "--vnodes", "77", "--hash", "xxh64", "--seed", "5",
+    ok("ring", "a=2,b,c", "--vnodes", "77", "--hash", "xxh64", "--seed", "5",
        "-o", tmp_path / "r.json")
     loaded = ringfile.load(tmp_path / "r.json")
     assert loaded == HashRing({"a": 2.0, "b": 1.0, "c": 1.0}, vnodes=77, hash="xxh64", seed=5)
-    stdout = ok("ring", "a:2,b,c", "--vnodes", "77", "--hash", "xxh64", "--seed", "5").stdout
+    stdout = ok("ring", "a=2,b,c", "--vnodes", "77", "--hash", "xxh64", "--seed", "5").stdout
     assert ringfile.loads(stdout) == loaded
     assert stdout == (tmp_path / "r.json").read_text(encoding="utf-8")
     d = json.loads(ok("inspect", tmp_path / "r.json", "--json").stdout)
@@ -470,9 +470,9 @@ USER_ERRORS = {
     "different-hashes": ["plan", "good.json", "md5.json"],
     "empty-node-list": ["plan", "", "a,b"],
     "commas-only": ["plan", ",,", "a,b"],
-    "bad-weight": ["plan", "a:x,b", "a,b"],
-    "zero-weight": ["plan", "a:0,b", "a,b"],
-    "negative-weight": ["ring", "a:-1,b"],
+    "bad-weight": ["plan", "a=x,b", "a,b"],
+    "zero-weight": ["plan", "a=0,b", "a,b"],
+    "negative-weight": ["ring", "a=-1,b"],
     "duplicate-node": ["plan", "a,b,a", "a,b"],
     "missing-node-list-file": ["plan", "@missing.txt", "a,b"],
     "unknown-option": ["plan", "a,b", "a,b,c", "--bogus"],
