@@ -104,11 +104,11 @@ def _output_format(args: argparse.Namespace) -> str:
 
 def _assign(ring: HashRing, source: _Input, args: argparse.Namespace, out_fmt: str,
             keep: list[str]) -> int:
-    progress = _common.Progress(source.total, "assign")
     batches = source.batches(args.batch)
     # Read and route the first batch before any output is opened or written, so that a bad
     # input or column is reported without clobbering an existing output file.
     batch = next(batches, None)
+    progress = _common.Progress(source.total, "assign")  # a Parquet file's rows are known now
     nodes = _route(ring, batch, args.nulls, source) if batch is not None else None
     tmp = None
     if args.output in (None, "-"):
@@ -210,7 +210,7 @@ class _Input:
     def _text(self, size: int) -> Iterator[_Batch]:
         keys: list[str] = []
         first, used = 1, 0
-        for text, line, n in self._chunks():
+        for text, _, n in self._chunks():
             lines = text.split("\n")
             if text.endswith("\n"):
                 lines.pop()
@@ -450,7 +450,8 @@ def _json_default(x: Any) -> Any:
 class _ParquetWriter:
     def __init__(self, stream: IO[bytes], keep: list[str], source: _Input) -> None:
         self.pa = _pyarrow("Parquet output")
-        self.stream, self.keep, self.writer = stream, keep, None
+        self.stream, self.keep = stream, keep
+        self.writer: Any = None
 
     def write(self, batch: _Batch, nodes: Any) -> None:
         pa = self.pa

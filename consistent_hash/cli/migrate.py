@@ -13,7 +13,6 @@ command-line error or a server that cannot be reached.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
