@@ -187,7 +187,9 @@ class _Input:
         """(text of whole lines, number of its first line, bytes it took)."""
         line = 1
         pending = b""
-        for data in itertools.chain([self.head], iter(lambda: self.raw.read(_CHUNK), b"")):
+        # read1: what the pipe holds now (up to a chunk), so output follows input as it comes
+        read = getattr(self.raw, "read1", self.raw.read)
+        for data in itertools.chain([self.head], iter(lambda: read(_CHUNK), b"")):
             data = pending + data
             cut = data.rfind(b"\n") + 1
             pending, data = data[cut:], data[:cut]
