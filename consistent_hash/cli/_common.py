@@ -1,6 +1,6 @@
 """What the subcommands share: the user-error type, output formatting (markdown tables, strict
 JSON, percentages), the progress bar, the plotting helpers, number arguments and layouts (a
-ring file or a node list)."""
+ring file or a node list: ``router_from_spec``)."""
 
 from __future__ import annotations
 
@@ -295,5 +295,3 @@ def router_from_spec(spec: str, args: argparse.Namespace) -> HashRing:
     except (TypeError, ValueError, OverflowError) as e:
         raise UserError(str(e)) from None
 
-
-layout = router_from_spec  # the name the subcommands used first

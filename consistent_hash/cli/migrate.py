@@ -61,7 +61,8 @@ def _layout(spec: str, args: argparse.Namespace) -> HashRing:
         try:
             parse_address(node)
         except ValueError as e:
-            raise UserError(f"{spec}: {e}") from None
+            raise UserError(f"node {node!r}: expected host:port, [v6]:port or a unix socket "
+                            f"path ({e})") from None
     return ring
 
 
