@@ -395,7 +395,8 @@ class _BoundedBase:
     _live: _LiveLoad | None
     @property
     def _lock(self) -> _CLock: ...
-    def acquire(self, key: str | bytes | int, *, spread: int = 1) -> str:
+    def acquire(self, key: str | bytes | bytearray | memoryview | int, *, spread: int = 1
+                ) -> str:
         """Place one key given the load held now, count it, and return its node."""
     def release(self, node: str) -> None:
         """Give back one unit of load held by ``node``."""

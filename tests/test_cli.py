@@ -49,7 +49,8 @@ def run(*args: str, input: str | bytes | None = None, cwd: str | Path | None = N
 def ok(*args: str, **kw) -> subprocess.CompletedProcess:
     r = run(*args, **kw)
     assert r.returncode == 0, (args, r.stdout[-2000:], r.stderr[-2000:])
-    assert "Traceback" not in r.stderr
+    err = r.stderr if isinstance(r.stderr, str) else r.stderr.decode(errors="replace")
+    assert "Traceback" not in err
     return r
 
 
@@ -186,12 +187,12 @@ def test_simulate_json_is_strict_json():
 # --------------------------------------------------------------------------------------------
 
 
-OLD, NEW = "a,b,c,d", "a,b:2,c,e"
+OLD, NEW = "a,b,c,d", "a,b=2,c,e"
 
 
 def rings(old=OLD, new=NEW, **kw):
     def parse(spec):
-        return {(p.split(":")[0]): float(p.split(":")[1]) if ":" in p else 1.0
+        return {(p.split("=")[0]): float(p.split("=")[1]) if "=" in p else 1.0
                 for p in spec.split(",")}
     return HashRing(parse(old), **kw), HashRing(parse(new), **kw)
 
@@ -214,7 +215,7 @@ def test_plan_table():
     assert "0x" not in short and "more" not in short
     assert len(table_rows(ok("plan", OLD, NEW, "--ranges", "3").stdout, "start")) == 3
     assert ok("plan", OLD, NEW, "--format", "table").stdout == out  # the default, by name
-    assert "--format {table,json,csv}" in ok("plan", "--help").stdout
+    assert "--json" in ok("plan", "--help").stdout
 
 
 def test_plan_json_consistent_with_analysis():
@@ -264,8 +265,8 @@ def test_plan_with_ring_files(tmp_path):
 
 
 def test_plan_node_list_from_file(tmp_path):
-    (tmp_path / "nodes.txt").write_text("# cluster\na 1\nb 2\n\nc\n")
-    d = json.loads(ok("plan", "@" + str(tmp_path / "nodes.txt"), "a,b:2,c,d",
+    (tmp_path / "nodes.txt").write_bytes(b"\xef\xbb\xbf# cluster\na=1\nb = 2\n\nc\n")
+    d = json.loads(ok("plan", "@" + str(tmp_path / "nodes.txt"), "a,b=2,c,d",
                       "--format", "json").stdout)
     old = HashRing({"a": 1.0, "b": 2.0, "c": 1.0})
     new = HashRing({"a": 1.0, "b": 2.0, "c": 1.0, "d": 1.0})
@@ -281,7 +282,7 @@ def test_plan_node_list_from_file(tmp_path):
 def test_assign_text_file_and_ring_file(tmp_path):
     ring = HashRing({"n1": 1.0, "n2": 2.0, "n3": 1.0}, vnodes=40)
     write_keys(tmp_path / "keys.txt", KEYS)
-    by_nodes = ok("assign", tmp_path / "keys.txt", "--nodes", "n1,n2:2,n3", "--vnodes", "40")
+    by_nodes = ok("assign", tmp_path / "keys.txt", "--nodes", "n1,n2=2,n3", "--vnodes", "40")
     assert by_nodes.stderr == ""
     got = parse_assign(by_nodes.stdout)
     assert got == [(k, ring.get(k)) for k in KEYS]
@@ -389,11 +390,11 @@ def test_inspect_table_and_json(tmp_path):
 
 
 def test_ring_writes_loadable_file(tmp_path):
-    ok("ring", "a:2,b,c", "--vnodes", "77", "--hash", "xxh64", "--seed", "5",
+    ok("ring", "a=2,b,c", "--vnodes", "77", "--hash", "xxh64", "--seed", "5",
        "-o", tmp_path / "r.json")
     loaded = ringfile.load(tmp_path / "r.json")
     assert loaded == HashRing({"a": 2.0, "b": 1.0, "c": 1.0}, vnodes=77, hash="xxh64", seed=5)
-    stdout = ok("ring", "a:2,b,c", "--vnodes", "77", "--hash", "xxh64", "--seed", "5").stdout
+    stdout = ok("ring", "a=2,b,c", "--vnodes", "77", "--hash", "xxh64", "--seed", "5").stdout
     assert ringfile.loads(stdout) == loaded
     assert stdout == (tmp_path / "r.json").read_text(encoding="utf-8")
     d = json.loads(ok("inspect", tmp_path / "r.json", "--json").stdout)
@@ -470,9 +471,9 @@ USER_ERRORS = {
     "different-hashes": ["plan", "good.json", "md5.json"],
     "empty-node-list": ["plan", "", "a,b"],
     "commas-only": ["plan", ",,", "a,b"],
-    "bad-weight": ["plan", "a:x,b", "a,b"],
-    "zero-weight": ["plan", "a:0,b", "a,b"],
-    "negative-weight": ["ring", "a:-1,b"],
+    "bad-weight": ["plan", "a=x,b", "a,b"],
+    "zero-weight": ["plan", "a=0,b", "a,b"],
+    "negative-weight": ["ring", "a=-1,b"],
     "duplicate-node": ["plan", "a,b,a", "a,b"],
     "missing-node-list-file": ["plan", "@missing.txt", "a,b"],
     "unknown-option": ["plan", "a,b", "a,b,c", "--bogus"],
@@ -586,3 +587,406 @@ def test_console_script():
                                                       HashRing(["a", "b", "c"])).moved
     bad = run("plan", "missing.json", "a", prefix=[exe])
     assert bad.returncode == 2 and bad.stderr.startswith("consistent-hash: error:")
+
+
+# --------------------------------------------------------------------------------------------
+# issue 14: node names as written, weights as name=weight
+# --------------------------------------------------------------------------------------------
+
+ADDRS = ["10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"]
+
+
+def test_host_port_is_a_name_everywhere(tmp_path):
+    ring = HashRing(ADDRS)  # the API's ring of these three names, weight 1 each
+    write_keys(tmp_path / "k.txt", KEYS)
+    got = parse_assign(ok("assign", tmp_path / "k.txt", "--nodes", ",".join(ADDRS)).stdout)
+    assert got == [(k, ring.get(k)) for k in KEYS]
+    d = json.loads(ok("inspect", ",".join(ADDRS), "--json").stdout)
+    assert [(n["node"], n["weight"], n["vnodes"]) for n in d["nodes"]] == \
+        [(a, 1.0, 160) for a in ADDRS]
+    assert d["fingerprint"] == ring.fingerprint()
+    ringfile.save(ring, tmp_path / "r.json")
+    assert ok("ring", ",".join(ADDRS)).stdout == (tmp_path / "r.json").read_text()
+    p = json.loads(ok("plan", ",".join(ADDRS[:2]), ",".join(ADDRS), "--json").stdout)
+    assert p["moved"] == movement(HashRing(ADDRS[:2]), ring).moved
+    for other in ("[::1]:11211", "::1:11211", "cache-1:11211", "127.0.0.1:80"):
+        d = json.loads(ok("inspect", f"{other},b", "--json").stdout)
+        assert d["fingerprint"] == HashRing([other, "b"]).fingerprint()
+
+
+def test_weights_are_name_equals_weight(tmp_path):
+    spec = "a=2,b=1,10.0.0.1:11211=3,c:80=1"
+    ring = HashRing({"a": 2.0, "b": 1.0, "10.0.0.1:11211": 3.0, "c:80": 1.0}, vnodes=50)
+    write_keys(tmp_path / "k.txt", KEYS)
+    got = parse_assign(ok("assign", tmp_path / "k.txt", "--nodes", spec,
+                          "--vnodes", "50").stdout)
+    assert got == [(k, ring.get(k)) for k in KEYS]
+    d = json.loads(ok("inspect", spec, "--vnodes", "50", "--json").stdout)
+    assert d["fingerprint"] == ring.fingerprint()
+    # a nodes file: one node a line, optional =weight, comments, blank lines, a BOM, CRLF
+    (tmp_path / "nodes.txt").write_bytes(
+        b"\xef\xbb\xbfa=2\r\n# comment\n\nb\n10.0.0.1:11211 = 3\nc:80=1\n")
+    d = json.loads(ok("inspect", "@" + str(tmp_path / "nodes.txt"), "--vnodes", "50",
+                      "--json").stdout)
+    assert d["fingerprint"] == ring.fingerprint()
+
+
+AMBIGUOUS = ["a:2,b", "a,b:0.5", "10.0.0.1:11211:2,10.0.0.2:11211", "cache-1:80,b"]
+
+
+@pytest.mark.parametrize("spec", AMBIGUOUS)
+@pytest.mark.parametrize("command", ["assign", "inspect", "plan", "ring", "migrate"])
+def test_old_weight_form_is_a_one_line_error(tmp_path, command, spec):
+    (tmp_path / "k.txt").write_text("k\n")
+    args = {"assign": ["assign", "k.txt", "--nodes", spec], "inspect": ["inspect", spec],
+            "plan": ["plan", "a,b", spec], "ring": ["ring", spec],
+            "migrate": ["migrate", "memcached", "--from", "127.0.0.1:1", "--to", spec]}[command]
+    r = run(*args, cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr
+    assert "ambiguous" in lines[0] and "name=weight" in lines[0]
+    # the same entries in a nodes file
+    (tmp_path / "n.txt").write_text(spec.replace(",", "\n"))
+    r = run("inspect", "@n.txt", cwd=tmp_path)
+    assert r.returncode == 2 and "n.txt: line " in r.stderr and "name=weight" in r.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# issue 14: every user error is one line and exit status 2 (run as subprocesses)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({"user": ["u1", None, "u3"], "n": [1, 2, 3]}), tmp_path / "k.parquet")
+    pq.write_table(pa.table({"x": [1.5, 2.5]}), tmp_path / "floats.parquet")
+    pq.write_table(pa.table({"user": ["u1"]}), tmp_path / "parquet.dat")
+    (tmp_path / "keys.txt").write_text("k1\nk2\n")
+    (tmp_path / "keys.csv").write_text("user,id\nu1,1\nu2,2\n")
+    (tmp_path / "ragged.csv").write_text("user,id\nu1,1\nu2\n")
+    (tmp_path / "latin1.txt").write_bytes(b"ok\nalso ok\ncaf\xe9\n")
+    (tmp_path / "empty.parquet").write_bytes(b"")
+    ringfile.save(HashRing(["a", "b"], hash="md5"), tmp_path / "md5.json")
+    (tmp_path / "nodes.txt").write_text("a\nb 2\n")
+    return tmp_path
+
+
+BAD = {
+    # node lists and layouts
+    "ambiguous-weight": ["assign", "keys.txt", "--nodes", "a:2,b"],
+    "ambiguous-host-port-weight": ["inspect", "10.0.0.1:11211:2"],
+    "old-nodes-file-form": ["inspect", "@nodes.txt"],
+    "weight-inf": ["ring", "a=inf,b"],
+    "too-many-positions": ["ring", "a=100000,b", "--vnodes", "1000"],
+    "vnodes-0": ["ring", "a,b", "--vnodes", "0"],
+    "vnodes-word": ["inspect", "a,b", "--vnodes", "many"],
+    "vnodes-huge": ["assign", "keys.txt", "--nodes", "a,b", "--vnodes", "99999999999"],
+    "seed-negative": ["ring", "a,b", "--seed", "-1"],
+    "plan-md5-vs-list": ["plan", "md5.json", "a,b,c"],
+    "plan-json-and-csv": ["plan", "a,b", "a,b,c", "--json", "--csv"],
+    # simulate and demo limits
+    "simulate-70000-nodes": ["simulate", "--nodes", "70000"],
+    "simulate-huge-keys": ["simulate", "--keys", "100000000000"],
+    "default-huge-keys": ["--keys", "100000000000"],
+    "simulate-huge-vnodes": ["simulate", "--vnodes", "2000000", "--keys", "1000"],
+    "simulate-spread-0": ["--spread-vnodes", "1,0", "--keys", "1000"],
+    "demo-1-server": ["demo", "memcached", "--servers", "1"],
+    "demo-resize-1-server": ["demo", "resize", "--servers", "1"],
+    "demo-many-servers": ["demo", "memcached", "--servers", "10000"],
+    "demo-unknown": ["demo", "postgres"],
+    # the command line itself
+    "typo": ["simulat"],
+    "typo-far": ["xyzzy"],
+    "bad-nulls": ["assign", "keys.txt", "--nodes", "a,b", "--nulls", "skip"],
+    "bad-output-format": ["assign", "keys.txt", "--nodes", "a,b", "--output-format", "xml"],
+    "json-and-csv-output": ["assign", "keys.txt", "--nodes", "a,b", "--json",
+                            "--output-format", "csv"],
+    # inputs
+    "csv-on-parquet": ["assign", "k.parquet", "--nodes", "a,b", "--input-format", "csv"],
+    "text-on-parquet": ["assign", "parquet.dat", "--nodes", "a,b", "--input-format", "text"],
+    "parquet-null-key": ["assign", "k.parquet", "--nodes", "a,b"],
+    "parquet-float-keys": ["assign", "floats.parquet", "--nodes", "a,b"],
+    "parquet-empty-file": ["assign", "empty.parquet", "--nodes", "a,b"],
+    "parquet-missing-column": ["assign", "k.parquet", "--nodes", "a,b", "--column", "nope"],
+    "parquet-missing-keep": ["assign", "k.parquet", "--nodes", "a,b", "--nulls", "none",
+                             "--keep", "nope"],
+    "csv-missing-column": ["assign", "keys.csv", "--nodes", "a,b", "--column", "nope"],
+    "csv-missing-keep": ["assign", "keys.csv", "--nodes", "a,b", "--keep", "id", "nope"],
+    "csv-keep-node": ["assign", "keys.csv", "--nodes", "a,b", "--keep", "node"],
+    "csv-ragged": ["assign", "ragged.csv", "--nodes", "a,b"],
+    "text-keep": ["assign", "keys.txt", "--nodes", "a,b", "--keep", "x", "--input-format",
+                  "text"],
+    "latin1-text-file": ["assign", "latin1.txt", "--nodes", "a,b"],
+    "unreadable-input-dir": ["assign", ".", "--nodes", "a,b"],
+    "unreadable-input-notdir": ["assign", "keys.txt/x", "--nodes", "a,b"],
+    "unwritable-output": ["assign", "keys.txt", "--nodes", "a,b", "-o", "no/such/dir/o.csv"],
+}
+
+
+@pytest.mark.parametrize("args", BAD.values(), ids=BAD.keys())
+def test_bad_arguments_and_inputs_are_one_line(inputs, args):
+    r = run(*args, cwd=inputs, input="")
+    assert r.returncode == 2, (r.stdout[-500:], r.stderr[-2000:])
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("consistent-hash: error: ") and len(lines[0]) > 30
+    assert "Traceback" not in r.stderr + r.stdout
+    assert not (inputs / "no").exists()
+
+
+STDIN = {
+    "latin1-text": (["assign", "--nodes", "a,b"], b"k1\nk2\ncaf\xe9 cr\xe8me\n", "line 3"),
+    "latin1-csv": (["assign", "--nodes", "a,b", "--column", "user"],
+                   b"user,id\nu1,1\n\xff\xfe,2\n", "line 3"),
+    "parquet-as-text": (["assign", "--nodes", "a,b", "--input-format", "text"], None, "PAR1"),
+    "csv-no-column": (["assign", "--nodes", "a,b", "--column", "nope"], b"user,id\nu,1\n",
+                      "'user', 'id'"),
+}
+
+
+@pytest.mark.parametrize("case", STDIN.values(), ids=STDIN.keys())
+def test_bad_stdin_is_one_line_naming_the_place(inputs, case):
+    args, data, where = case
+    if data is None:
+        data = (inputs / "parquet.dat").read_bytes()
+    r = run(*args, cwd=inputs, input=data)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith("consistent-hash: error: stdin") and where in err
+
+
+def test_error_messages_say_what_to_do(inputs):
+    def err(*args):
+        r = run(*args, cwd=inputs)
+        assert r.returncode == 2
+        return r.stderr
+
+    assert "invalid choice: 'simulat'" in err("simulat") and "did you mean 'simulate'" in \
+        err("simulat")
+    assert "did you mean" not in err("xyzzy")
+    assert "--hash md5" in err("plan", "md5.json", "a,b,c")
+    assert "movement(" not in err("plan", "md5.json", "a,b,c")
+    # and the suggestion works
+    d = json.loads(ok("plan", "md5.json", "a,b,c", "--hash", "md5", "--json", cwd=inputs).stdout)
+    assert d["moved"] == movement(HashRing(["a", "b"], hash="md5"),
+                                  HashRing(["a", "b", "c"], hash="md5")).moved
+    assert "a=2" in err("inspect", "a:2,b")
+    assert "line 3" in err("assign", "latin1.txt", "--nodes", "a,b")
+    assert "row 2" in err("assign", "k.parquet", "--nodes", "a,b")  # the null key
+    assert "--input-format parquet" in err("assign", "k.parquet", "--nodes", "a,b",
+                                           "--input-format", "csv")
+    assert "10,000,000" in err("simulate", "--keys", "100000000000")
+    assert "1,000" in err("simulate", "--nodes", "70000")
+    assert "2 to 64 servers" in err("demo", "memcached", "--servers", "1")
+
+
+# --------------------------------------------------------------------------------------------
+# issue 14: assign's inputs and outputs
+# --------------------------------------------------------------------------------------------
+
+
+def test_bom_is_dropped(tmp_path):
+    ring = HashRing(["a", "b", "c"])
+    bom = b"\xef\xbb\xbf"
+    text = ok("assign", "--nodes", "a,b,c", input=bom + b"k1\nk2\n").stdout.decode()
+    assert parse_assign(text) == [("k1", ring.get("k1")), ("k2", ring.get("k2"))]
+    (tmp_path / "u.csv").write_bytes(bom + "user,id\nü1,1\nu2,2\n".encode())
+    got = parse_assign(ok("assign", tmp_path / "u.csv", "--nodes", "a,b,c",
+                          "--column", "user").stdout)
+    assert got == [("ü1", ring.get("ü1")), ("u2", ring.get("u2"))]
+    got = parse_assign(ok("assign", "--nodes", "a,b,c", "--column", "user",
+                          input=(tmp_path / "u.csv").read_bytes()).stdout.decode())
+    assert got == [("ü1", ring.get("ü1")), ("u2", ring.get("u2"))]
+
+
+def test_stdin_is_sniffed(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    ring = HashRing(["a", "b", "c"])
+    users = [f"user:{i}" for i in range(200)]
+    csv_text = "user,id\n" + "".join(f"{u},{i}\n" for i, u in enumerate(users))
+    got = parse_assign(ok("assign", "--nodes", "a,b,c", input=csv_text).stdout)
+    assert got == [(u, ring.get(u)) for u in users]  # the header is not routed as a key
+    # text lines, some with commas, stay text lines
+    got = parse_assign(ok("assign", "--nodes", "a,b,c", input="".join(
+        k + "\n" for k in KEYS)).stdout)
+    assert got == [(k, ring.get(k)) for k in KEYS]
+    pq.write_table(pa.table({"user": users}), tmp_path / "u.parquet")
+    data = (tmp_path / "u.parquet").read_bytes()
+    got = parse_assign(ok("assign", "--nodes", "a,b,c", input=data).stdout.decode())
+    assert got == [(u, ring.get(u)) for u in users]
+    (tmp_path / "u.dat").write_bytes(data)  # a file's content counts, not its name
+    got = parse_assign(ok("assign", tmp_path / "u.dat", "--nodes", "a,b,c").stdout)
+    assert got == [(u, ring.get(u)) for u in users]
+
+
+def test_nulls_as_in_the_api(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    ring = HashRing(["a", "b", "c"])
+    keys = pa.array(["u1", None, "u3", None, "u5"])
+    pq.write_table(pa.table({"user": keys}), tmp_path / "k.parquet")
+    expected = ring.get_many(keys, nulls="none").tolist()  # the API's answer
+    out = ok("assign", tmp_path / "k.parquet", "--nodes", "a,b,c", "--nulls", "none",
+             "--json").stdout
+    rows = [json.loads(ln) for ln in out.splitlines()]
+    assert [r["key"] for r in rows] == keys.to_pylist()
+    assert [r["node"] for r in rows] == expected
+    r = run("assign", tmp_path / "k.parquet", "--nodes", "a,b,c", "--nulls", "raise")
+    assert r.returncode == 2 and "row 2" in r.stderr and r.stdout == ""
+
+
+@pytest.mark.parametrize("how", [["-o", "out.parquet"], ["-o", "out.bin",
+                                                          "--output-format", "parquet"]])
+def test_parquet_output_with_kept_columns(tmp_path, how):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    ring = HashRing(["a", "b", "c"])
+    users = [f"user:{i}" for i in range(1000)]
+    with open(tmp_path / "u.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "user", "country"])
+        w.writerows([str(i), u, "c" + str(i % 7)] for i, u in enumerate(users))
+    ok("assign", "u.csv", "--nodes", "a,b,c", "--column", "user", "--keep", "id", "country",
+       "--batch", "128", *how, cwd=tmp_path)
+    out = tmp_path / how[1]
+    assert out.read_bytes()[:4] == b"PAR1"
+    t = pq.read_table(out)
+    assert t.column_names == ["key", "node", "id", "country"]
+    assert t.column("key").to_pylist() == users
+    assert t.column("node").to_pylist() == [ring.get(u) for u in users]
+    assert t.column("id").to_pylist() == [str(i) for i in range(1000)]
+    assert t.column("country").to_pylist() == ["c" + str(i % 7) for i in range(1000)]
+    # from Parquet, columns keep their types
+    pq.write_table(pa.table({"n": list(range(1000)), "user": users}), tmp_path / "u.parquet")
+    ok("assign", "u.parquet", "--nodes", "a,b,c", "--column", "user", "--keep", "n",
+       "-o", "o2.parquet", cwd=tmp_path)
+    t2 = pq.read_table(tmp_path / "o2.parquet")
+    assert t2.column("n").to_pylist() == list(range(1000)) and t2.schema.field("n").type == \
+        pa.int64()
+    assert t2.column("node").to_pylist() == [ring.get(u) for u in users]
+
+
+@pytest.mark.parametrize("how", [["--json"], ["-o", "out.jsonl"], ["--output-format", "jsonl"]])
+def test_json_lines_output(tmp_path, how):
+    ring = HashRing(["a", "b"])
+    (tmp_path / "u.csv").write_text("user,id\n" + "".join(f"{k},{i}\n" for i, k in enumerate(
+        ["x", "café", "日本"])), encoding="utf-8")
+    r = ok("assign", "u.csv", "--nodes", "a,b", "--keep", "id", *how, cwd=tmp_path)
+    text = (tmp_path / "out.jsonl").read_text("utf-8") if "-o" in how else r.stdout
+    rows = [json.loads(ln) for ln in text.splitlines()]
+    assert rows == [{"key": k, "node": ring.get(k), "id": str(i)}
+                    for i, k in enumerate(["x", "café", "日本"])]
+
+
+def test_csv_keep_columns(tmp_path):
+    ring = HashRing(["a", "b"])
+    with open(tmp_path / "u.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "user", "note"])
+        w.writerows([[str(i), k, f"n,{i}"] for i, k in enumerate(KEYS)])
+    out = ok("assign", "u.csv", "--nodes", "a,b", "--column", "user", "--keep", "note",
+             cwd=tmp_path).stdout
+    rows = list(csv.reader(io.StringIO(out)))
+    assert rows[0] == ["key", "node", "note"]
+    assert rows[1:] == [[k, ring.get(k), f"n,{i}"] for i, k in enumerate(KEYS)]
+
+
+def test_assign_streams(tmp_path):
+    """Output comes while the input is still being written: keys are routed batch by batch,
+    not read whole first."""
+    p = subprocess.Popen([sys.executable, "-m", "consistent_hash", "assign", "--nodes", "a,b",
+                          "--batch", "1000"], cwd=str(REPO), env=_env(), stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    import threading
+
+    ring = HashRing(["a", "b"])
+    keys = [f"user:{i}" for i in range(30_000)]  # ~330 KB: past the 64 KB looked at first
+    data = "".join(k + "\n" for k in keys).encode()
+    done = threading.Event()
+
+    def feed() -> None:  # the keys, then stdin held open until the test saw output
+        try:
+            p.stdin.write(data)
+            p.stdin.flush()
+            done.wait(60)
+        finally:
+            p.stdin.close()
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        first = ""
+        deadline = time.monotonic() + 60
+        while first.count("\n") < 3 and time.monotonic() < deadline:
+            ready, _, _ = select.select([p.stdout], [], [], 1)
+            if ready:
+                first += os.read(p.stdout.fileno(), 4096).decode()
+        assert not done.is_set() and p.poll() is None  # stdin is still open
+        assert first.startswith(f"key,node\nuser:0,{ring.get('user:0')}\nuser:1,"), first
+        done.set()
+        rest = p.stdout.read().decode()
+        assert parse_assign(first + rest) == [(k, ring.get(k)) for k in keys]
+        assert p.wait(timeout=60) == 0
+    finally:
+        done.set()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        writer.join(10)
+        p.stdout.close()
+        p.stderr.close()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_assign_progress_bar_on_a_terminal(tmp_path):
+    keys = [f"user:{i}" for i in range(50_000)]
+    write_keys(tmp_path / "k.txt", keys)
+    rc, out, err = run_with_tty_stderr("assign", str(tmp_path / "k.txt"), "--nodes", "a,b",
+                                       "--batch", "5000", "-o", str(tmp_path / "o.csv"))
+    assert rc == 0 and "assign [" in err and "100.0%" in err and "\r" in err
+    assert out == ""
+    ring = HashRing(["a", "b"])
+    assert parse_assign((tmp_path / "o.csv").read_text()) == [(k, ring.get(k)) for k in keys]
+
+
+# --------------------------------------------------------------------------------------------
+# issue 14: --json everywhere, the help the README describes
+# --------------------------------------------------------------------------------------------
+
+
+def test_json_on_every_subcommand(tmp_path):
+    from consistent_hash.cli import COMMANDS
+
+    for command in COMMANDS:
+        assert "--json" in ok(command, "--help").stdout, command
+    sim = json.loads(ok("--keys", "2000", "--json").stdout)
+    assert sim["keys"] == 2000
+    assert json.loads(ok("plan", "a,b", "a,b,c", "--json").stdout)["moved"] == movement(
+        HashRing(["a", "b"]), HashRing(["a", "b", "c"])).moved
+    # the first spelling still works and gives the same document
+    assert ok("plan", "a,b", "a,b,c", "--format", "json").stdout == ok(
+        "plan", "a,b", "a,b,c", "--json").stdout
+    assert json.loads(ok("inspect", "a,b", "--json").stdout)["fingerprint"] == HashRing(
+        ["a", "b"]).fingerprint()
+    d = json.loads(ok("ring", "a,b", "-o", tmp_path / "r.json", "--json").stdout)
+    assert d["fingerprint"] == ringfile.load(tmp_path / "r.json").fingerprint() == HashRing(
+        ["a", "b"]).fingerprint()
+    assert json.loads(ok("ring", "a,b", "--json").stdout)["fingerprint"] == d["fingerprint"]
+
+
+def test_top_level_help_lists_the_default_options():
+    out = ok("--help").stdout
+    for option in ("--keys", "--nodes", "--vnodes", "--json"):  # what the README says
+        assert option in out, option
+    for cmd in ("simulate", "plan", "assign", "inspect", "ring", "migrate", "demo"):
+        assert cmd in out
+    assert "name=weight" in out
+
+
+def test_default_job_still_runs_without_arguments():
+    r = ok()
+    assert "Keys moved when the node count changes" in r.stdout and r.stderr == ""

@@ -59,10 +59,12 @@ def test_cli_node_lists_take_addresses_and_weights() -> None:
     from consistent_hash.cli.migrate import _layout
 
     args = argparse.Namespace(vnodes=160, hash="xxh3", seed=0)
-    ring = _layout("127.0.0.1:1, 127.0.0.1:2:2,[::1]:3:0.5,::1:4", args)
+    ring = _layout("127.0.0.1:1, 127.0.0.1:2=2,[::1]:3=0.5,::1:4", args)
     assert ring.weights == {"127.0.0.1:1": 1.0, "127.0.0.1:2": 2.0, "[::1]:3": 0.5,
                             "::1:4": 1.0}
-    for bad in ("a,b", "127.0.0.1:1,127.0.0.1:1", "127.0.0.1:1:x", ","):
+    # the old host:port:weight form is refused (weights are written host:port=weight)
+    for bad in ("a,b", "127.0.0.1:1,127.0.0.1:1", "127.0.0.1:1=x", ",", "127.0.0.1:2:2",
+                "127.0.0.1:1:x"):
         with pytest.raises(UserError):
             _layout(bad, args)
 

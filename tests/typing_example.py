@@ -48,6 +48,11 @@ def single_lookups(ring: HashRing) -> None:
     assert_type(node, str)
     assert ring.get(b"user:42") == node
     assert_type(ring.get(42), str)
+    # bytes-like keys are what runs: a bytearray or a memoryview is hashed as its bytes
+    assert ring.get(bytearray(b"user:42")) == node
+    assert ring.get(memoryview(b"user:42")) == node
+    assert ring.hash(memoryview(b"user:42")) == ring.hash(b"user:42")
+    assert ring.replicas(bytearray(b"user:42"), 2) == ring.replicas("user:42", 2)
     h = ring.hash("user:42")
     assert_type(h, int)
     reps = ring.replicas("user:42", 2)
@@ -185,6 +190,10 @@ def bounded() -> None:
     assert_type(bl.capacities(9), dict[str, int])
     node = bl.acquire("session-1")
     assert_type(node, str)
+    other = bl.acquire(bytearray(b"session-2"))
+    assert_type(other, str)
+    bl.release(other)
+    bl.release(bl.acquire(memoryview(b"session-3")))
     assert_type(bl.loads, dict[str, int])
     assert bl.loads == {node: 1}
     bl.release(node)
@@ -194,6 +203,18 @@ def bounded() -> None:
     fixed = BoundedLoad(Rendezvous(["x", "y"]), capacity=2)
     assert_type(fixed.capacity, int | None)
     assert fixed.assign_many(["k1", "k2", "k3", "k4"]).tolist().count("x") == 2
+
+
+def cassandra() -> None:
+    """TokenRing's keys are serialized partition keys: any bytes-like object, or str."""
+    from consistent_hash.compat.cassandra import TokenRing, murmur3_token
+
+    tr = TokenRing({"n1": [0], "n2": [1 << 62]})
+    node = tr.get(b"123")
+    assert_type(node, str)
+    assert tr.get(bytearray(b"123")) == tr.get(memoryview(b"123")) == node
+    assert_type(murmur3_token(memoryview(b"123")), int)
+    assert murmur3_token(bytearray(b"123")) == murmur3_token(b"123") == -7468325962851647638
 
 
 def main() -> None:
@@ -207,6 +228,7 @@ def main() -> None:
     empty_ring()
     algorithms()
     bounded()
+    cassandra()
 
 
 if __name__ == "__main__":

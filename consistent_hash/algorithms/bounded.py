@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash._ring import _BoundedBase, _LiveLoad, bounded_assign, take_names
-from consistent_hash._router import Router
+from consistent_hash._router import Key, Router
 from consistent_hash._threads import check_threads
 from consistent_hash._validate import check_int, check_name, check_nulls
 
@@ -230,7 +230,7 @@ class BoundedLoad(_BoundedBase):
     # acquire(key, *, spread=1) and release(node) are the base's, in C: the plain case in
     # one call under self._lock; the rest comes here.
 
-    def _acquire_slow(self, key: str | bytes | int, spread: Any) -> str:
+    def _acquire_slow(self, key: Key, spread: Any) -> str:
         spread = min(check_int(spread, "spread", 1), 1 << 30)
         with self._lock:
             live = self._live

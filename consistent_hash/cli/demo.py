@@ -36,6 +36,10 @@ from consistent_hash.cli._common import (
 __all__ = ["NAME", "add_parser", "memcached_demo", "resize_demo", "run"]
 
 NAME = "demo"
+# Local servers and keys one demo starts and writes (each server is a process on this machine).
+MAX_SERVERS = 64
+MAX_KEYS = 1_000_000
+MAX_ROUNDS = 100
 
 
 def add_parser(subparsers: Subparsers) -> None:
@@ -53,6 +57,14 @@ def add_parser(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.what not in ("memcached", "resize"):
         raise UserError(f"unknown demo {args.what!r} (available: memcached, resize)")
+    if not 2 <= args.servers <= MAX_SERVERS:
+        raise UserError(f"--servers {args.servers}: the demo needs 2 to {MAX_SERVERS} servers "
+                        "(one leaves, one joins)")
+    if args.keys > MAX_KEYS:
+        raise UserError(f"--keys {args.keys:,}: the demo writes at most {MAX_KEYS:,} keys")
+    if args.rounds > MAX_ROUNDS:
+        raise UserError(f"--rounds {args.rounds}: at most {MAX_ROUNDS}")
+    check_plot_path(args.plot)
     try:
         import pymemcache  # noqa: F401
     except ImportError:
@@ -60,9 +72,6 @@ def run(args: argparse.Namespace) -> int:
     from consistent_hash.cli._servers import ServerError
 
     if args.what == "resize":
-        check_plot_path(args.plot)
-        if args.servers < 2:
-            raise UserError("--servers: the resize demo needs at least 2 servers")
         progress = Progress(3 * (_ROUNDS_BEFORE + args.rounds), "demo")
         try:
             r = resize_demo(args.keys, args.servers, rounds_after=args.rounds,

@@ -23,7 +23,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ring = _common.layout(args.file, args)
+    ring = _common.router_from_spec(args.file, args)
     _common.check_plot_path(args.plot)
     b = balance(ring)
     counts = np.bincount(ring.owners, minlength=len(ring))

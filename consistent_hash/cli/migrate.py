@@ -2,8 +2,8 @@
 change moves to their new owners before the clients switch (``consistent_hash.migrate``).
 
 OLD and NEW are ring files or node lists whose node names are the servers' addresses
-("10.0.0.1:11211,10.0.0.2:11211", "10.0.0.3:11211:2" for a weight, "@servers.txt" with
-one "host:port [weight]" per line). ``--dry-run`` lists what would move,
+("10.0.0.1:11211,10.0.0.2:11211", "10.0.0.3:11211=2" for a weight, "@servers.txt" with
+one "host:port" or "host:port=weight" per line). ``--dry-run`` lists what would move,
 ``--delete`` removes the moved keys from their old owners once the new ones hold them (run it
 after the clients have switched), ``--json`` prints the report. The exit status is 0 when
 every moving key is on its new owner and every listing was complete, 1 otherwise, 2 for a
@@ -13,7 +13,6 @@ command-line error or a server that cannot be reached.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
@@ -55,37 +54,16 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def _layout(spec: str, args: argparse.Namespace) -> HashRing:
-    """A ring file, "@file" (one "host:port [weight]" per line) or a node list of addresses:
-    "host:port", or "host:port:weight" ("[v6]:port:weight")."""
-    if spec.startswith("@") or os.path.exists(spec) or "," not in spec and (
-            spec.endswith((".json", ".ring", ".txt", ".csv")) or os.sep in spec):
-        return _common.layout(spec, args)
-    weights: dict[str, float] = {}
-    for part in (p.strip() for p in spec.split(",")):
-        if not part:
-            continue
-        name, weight = part, "1"
+    """A ring file, "@file" or a node list of addresses ("host:port", "[v6]:port", a unix
+    socket path; a weight as "host:port=2"), each name checked as an address."""
+    ring = _common.router_from_spec(spec, args)
+    for node in ring.nodes:
         try:
-            parse_address(part)
-        except ValueError:
-            head, colon, tail = part.rpartition(":")
-            if colon and head:
-                name, weight = head, tail
-        try:
-            parse_address(name)
-            w = float(weight)
+            parse_address(node)
         except ValueError as e:
-            raise UserError(f"node {part!r}: expected host:port or host:port:weight ({e})"
-                            ) from None
-        if name in weights:
-            raise UserError(f"node {name!r} is listed twice")
-        weights[name] = w
-    if not weights:
-        raise UserError(f"empty node list {spec!r}")
-    try:
-        return HashRing(weights, vnodes=args.vnodes, hash=args.hash, seed=args.seed)
-    except (TypeError, ValueError) as e:
-        raise UserError(str(e)) from None
+            raise UserError(f"node {node!r}: expected host:port, [v6]:port or a unix socket "
+                            f"path ({e})") from None
+    return ring
 
 
 def _size(n: int) -> str:

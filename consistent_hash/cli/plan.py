@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -21,26 +22,35 @@ def add_parser(subparsers: Subparsers) -> None:
     pl.add_argument("old", help="ring file or node list")
     pl.add_argument("new", help="ring file or node list")
     _common.add_layout_options(pl)
-    pl.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    pl.add_argument("--json", action="store_true", help="print the plan as JSON")
+    pl.add_argument("--csv", action="store_true", help="print every hash range as CSV")
+    # The first spelling of --json / --csv, kept working.
+    pl.add_argument("--format", choices=["table", "json", "csv"], default=None,
+                    help=argparse.SUPPRESS)
     pl.add_argument("--ranges", type=_common.non_negative, default=10, metavar="N",
                     help="hash ranges to list in the table (10; 0 for none)")
     pl.add_argument("--plot", metavar="PNG", help="draw load per node and flows to a PNG")
 
 
 def run(args: argparse.Namespace) -> int:
-    old, new = _common.layout(args.old, args), _common.layout(args.new, args)
+    fmt = args.format or ("json" if args.json else "csv" if args.csv else "table")
+    if args.json and args.csv or args.format and (args.json or args.csv) and (
+            args.format != ("json" if args.json else "csv")):
+        raise UserError("give one output format: --json or --csv")
+    old, new = _common.router_from_spec(args.old, args), _common.router_from_spec(args.new, args)
     _common.check_plot_path(args.plot)
+    _check_same_hash(old, new, args)
     try:
         mv = movement(old, new)
         plan = migration_plan(old, new)
     except ValueError as e:
         raise UserError(str(e)) from None
     flows = sorted(mv.flows.items(), key=lambda kv: -kv[1])  # the largest first
-    if args.format == "json":
+    if fmt == "json":
         doc = {"old": old.fingerprint(), "new": new.fingerprint(), **mv.to_dict(),
                "ranges": plan.to_dict()["ranges"]}
         print(_common.to_json(doc))
-    elif args.format == "csv":
+    elif fmt == "csv":
         w = csv.writer(sys.stdout, lineterminator="\n")
         w.writerow(["start", "end", "from", "to"])
         for start, end, a, b in plan.ranges:
@@ -56,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             print(_common.table(["start", "end", "from", "to"],
                         [[f"{s:#018x}", f"{e:#018x}", a, b] for s, e, a, b in shown]))
             if len(plan) > len(shown):
-                print(f"... {len(plan) - len(shown)} more (use --format csv for all)")
+                print(f"... {len(plan) - len(shown)} more (--csv lists them all)")
     if args.plot:
         plt = _common.pyplot()
         fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
@@ -76,3 +86,20 @@ def run(args: argparse.Namespace) -> int:
         ax[1].set_xlabel("% of key space")
         _common.save_figure(fig, args.plot)
     return 0
+
+
+def _check_same_hash(old: Any, new: Any, args: argparse.Namespace) -> None:
+    """Two layouts compare only under one hash function and seed: say which options make a
+    node list match a ring file."""
+    a, b = (old.hash_name, old.seed), (new.hash_name, new.seed)
+    if a == b:
+        return
+    files = [spec for spec in (args.old, args.new) if _common.is_ring_file(spec)]
+    ring = old if files and files[0] == args.old else new
+    fix = f"--hash {ring.hash_name}" + (f" --seed {ring.seed}" if ring.seed else "")
+    if len(files) == 1:
+        raise UserError(f"{files[0]} hashes with {ring.hash_name} (seed {ring.seed}) and the "
+                        f"node list with {args.hash} (seed {args.seed}): give {fix} to build "
+                        "the node list like the ring file")
+    raise UserError(f"the layouts hash differently ({a[0]} seed {a[1]}, {b[0]} seed {b[1]}): "
+                    "plan compares two layouts of one hash and seed")

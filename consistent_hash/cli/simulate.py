@@ -18,13 +18,23 @@ from consistent_hash.cli._common import Subparsers, UserError, pct
 NAME = "simulate"
 
 
+# What one run may take: the keys, their hashes and one owner array per router live in memory
+# at once (about 200 bytes a key: 10,000,000 keys take about 2 GB and 15 s), and Rendezvous and
+# the Maglev table grow with the node count.
+MAX_KEYS = 10_000_000
+MAX_NODES = 1_000
+
+
 def add_parser(subparsers: Subparsers) -> None:
     s = subparsers.add_parser(NAME, help="keys moved and load spread: modulo vs the ring")
-    s.add_argument("--keys", type=_common.positive, default=1_000_000, help="keys (1,000,000)")
-    s.add_argument("--nodes", type=_common.positive, default=8, help="nodes before the change (8)")
-    s.add_argument("--vnodes", type=_common.positive, default=160, help="vnodes per node (160)")
-    s.add_argument("--spread-vnodes", default="1,10,100,160,500",
-                   help="comma-separated vnode counts for the load table")
+    s.add_argument("--keys", type=_common.positive, default=1_000_000, metavar="N",
+                   help=f"keys (1,000,000; at most {MAX_KEYS:,})")
+    s.add_argument("--nodes", type=_common.positive, default=8, metavar="N",
+                   help=f"nodes before the change (8; 2 to {MAX_NODES:,})")
+    s.add_argument("--vnodes", type=_common.positive, default=160, metavar="N",
+                   help="vnodes per node (160)")
+    s.add_argument("--spread-vnodes", default="1,10,100,160,500", metavar="N,N,...",
+                   help="vnode counts for the load table (1,10,100,160,500)")
     s.add_argument("--json", action="store_true", help="print the figures as JSON")
     s.add_argument("--plot", metavar="PNG", help="draw load, movement and balance to a PNG")
 
@@ -32,7 +42,20 @@ def add_parser(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.nodes < 2:
         raise UserError("--nodes must be at least 2")
-    counts = [_common.positive(x) for x in args.spread_vnodes.split(",")]
+    if args.nodes > MAX_NODES:
+        raise UserError(f"--nodes {args.nodes:,}: at most {MAX_NODES:,} (the simulation runs "
+                        "every algorithm, some of which grow with the node count)")
+    if args.keys > MAX_KEYS:
+        raise UserError(f"--keys {args.keys:,}: at most {MAX_KEYS:,} (about 200 bytes of "
+                        "memory a key); assign streams any number of keys from a file")
+    counts = []
+    for x in args.spread_vnodes.split(","):
+        try:
+            counts.append(_common.positive(x.strip()))
+        except argparse.ArgumentTypeError as e:
+            raise UserError(f"--spread-vnodes: {e}") from None
+    for v in (args.vnodes, *counts):
+        _common.check_positions((args.nodes + 1) * v, f"--vnodes {v} over {args.nodes + 1} nodes")
     _common.check_plot_path(args.plot)
     steps = 2 * len(_algorithms([], args.vnodes)) + len(counts)
     progress = _common.Progress(steps, "simulate")

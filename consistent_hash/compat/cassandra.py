@@ -46,6 +46,8 @@ _FLIP: np.uint64 = np.uint64(1 << 63)
 _SERVER = compat_hasher("cassandra")
 _RAW = compat_hasher("cassandra_raw")
 KIND_TOKENRING = 23
+# A partition key: its serialized bytes (any bytes-like object) or a text key (str).
+TextKey = str | bytes | bytearray | memoryview
 
 
 def _check_key(key: Any, pos: int = -1) -> None:
@@ -100,7 +102,7 @@ def _signed(u: int) -> int:
     return u - (1 << 64) if u >= (1 << 63) else u
 
 
-def murmur3_token(key: str | bytes, *, raw: bool = False) -> int:
+def murmur3_token(key: TextKey, *, raw: bool = False) -> int:
     """The Murmur3Partitioner token of a partition key (signed 64-bit).
 
     ``raw=True``: the value of the Python driver's ``cassandra.murmur3.murmur3`` (no empty-key
@@ -193,7 +195,7 @@ class TokenRing(Router):
 
     # -- lookups ----------------------------------------------------------------------------
 
-    def get(self, key: str | bytes) -> str:  # type: ignore[override]  # no int keys
+    def get(self, key: TextKey) -> str:  # type: ignore[override]  # no int keys
         """The node owning the key's token (the first replica)."""
         _check_key(key)
         node: str = self._core.get(key)
@@ -202,7 +204,7 @@ class TokenRing(Router):
     def _check_keys(self, keys: Any) -> None:
         _check_keys(keys)
 
-    def token(self, key: str | bytes) -> int:
+    def token(self, key: TextKey) -> int:
         return murmur3_token(key)
 
     def owner_of_token(self, token: int) -> str:
