@@ -271,6 +271,53 @@ def is_ring_file(spec: str) -> bool:
     return _is_ring_path(spec)
 
 
+def _config_file(spec: str) -> bool:
+    """An existing file that is a proxy's or load balancer's configuration (nginx.conf,
+    haproxy.cfg, an Envoy cluster, a nutcracker pool file), not a ring file."""
+    if spec.startswith("@") or not os.path.isfile(spec):
+        return False
+    from consistent_hash.compat import config
+
+    try:
+        with open(spec, "rb") as f:
+            head = f.read(config.MAX_CONFIG_BYTES + 1)
+        text = head.decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if '"consistent_hash.ring"' in text:
+        return False
+    try:
+        config.detect(text)
+    except ValueError:
+        return False
+    return True
+
+
+def add_config_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a layout given as a proxy's configuration file."""
+    parser.add_argument("--name", metavar="NAME",
+                        help="the upstream, backend, cluster or pool of a configuration file "
+                             "that has several")
+    parser.add_argument("--system", choices=["nginx", "haproxy", "envoy", "twemproxy"],
+                        help="the system a configuration file is for (detected by default)")
+
+
+def layout_from_spec(spec: str, args: argparse.Namespace) -> Any:
+    """As router_from_spec, and also a proxy's configuration file (see
+    consistent_hash.compat.config): its router, with --name and --system."""
+    if _config_file(spec) or (getattr(args, "system", None) and os.path.isfile(spec)):
+        from consistent_hash.compat import config
+
+        try:
+            return config.load(spec, system=getattr(args, "system", None),
+                               name=getattr(args, "name", None))
+        except ImportError as e:
+            raise UserError(f"{spec}: {e}") from None
+        except (ValueError, TypeError, KeyError, OSError) as e:
+            raise UserError(f"{spec}: {e}") from None
+    return router_from_spec(spec, args)
+
+
 def router_from_spec(spec: str, args: argparse.Namespace) -> HashRing:
     """What a command line names a layout with, as a router: a ring file (the path of an
     existing file, see consistent_hash.ringfile), "@file" (a nodes file) or a node list, built

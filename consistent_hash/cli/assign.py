@@ -51,9 +51,11 @@ def add_parser(subparsers: Subparsers) -> None:
                               description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("input", nargs="?", default="-", help="keys file, or - for stdin (default)")
-    a.add_argument("--ring", help="ring file")
+    a.add_argument("--ring", help="ring file, or a proxy's configuration file (nginx.conf, "
+                                  "haproxy.cfg, Envoy cluster, nutcracker pools)")
     a.add_argument("--nodes", help="node list: a,b,c, a=2,b=1, or @file")
     _common.add_layout_options(a)
+    _common.add_config_options(a)
     a.add_argument("--input-format", choices=["auto", "text", "csv", "parquet"], default="auto",
                    help="auto (default): recognised from the content")
     a.add_argument("--column", help="key column for CSV / Parquet (default: the first)")
@@ -71,7 +73,8 @@ def add_parser(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     if (args.ring is None) == (args.nodes is None):
         raise UserError("give exactly one of --ring FILE or --nodes LIST")
-    ring = _common.router_from_spec(args.ring if args.ring is not None else args.nodes, args)
+    ring = (_common.layout_from_spec(args.ring, args) if args.ring is not None
+            else _common.router_from_spec(args.nodes, args))
     if len(ring) == 0:
         raise UserError("the layout has no nodes")
     out_fmt = _output_format(args)

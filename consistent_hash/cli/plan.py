@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from consistent_hash.analysis import migration_plan, movement
+from consistent_hash.analysis import balance, migration_plan, movement
 from consistent_hash.cli import _common
 from consistent_hash.cli._common import Subparsers, UserError
 
@@ -19,9 +19,11 @@ NAME = "plan"
 
 def add_parser(subparsers: Subparsers) -> None:
     pl = subparsers.add_parser(NAME, help="moved share, flows and hash ranges between two layouts")
-    pl.add_argument("old", help="ring file or node list")
-    pl.add_argument("new", help="ring file or node list")
+    pl.add_argument("old", help="ring file, node list, or a proxy's configuration file "
+                                "(nginx.conf, haproxy.cfg, Envoy cluster, nutcracker pools)")
+    pl.add_argument("new", help="the same, after the change")
     _common.add_layout_options(pl)
+    _common.add_config_options(pl)
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
     pl.add_argument("--csv", action="store_true", help="print every hash range as CSV")
     # The first spelling of --json / --csv, kept working.
@@ -37,30 +39,50 @@ def run(args: argparse.Namespace) -> int:
     if args.json and args.csv or args.format and (args.json or args.csv) and (
             args.format != ("json" if args.json else "csv")):
         raise UserError("give one output format: --json or --csv")
-    old, new = _common.router_from_spec(args.old, args), _common.router_from_spec(args.new, args)
+    old, new = _common.layout_from_spec(args.old, args), _common.layout_from_spec(args.new, args)
     _common.check_plot_path(args.plot)
-    _check_same_hash(old, new, args)
+    if type(old) is not type(new):
+        raise UserError(f"the layouts are of different kinds ({type(old).__name__}, "
+                        f"{type(new).__name__}): plan compares two layouts of one system")
+    if hasattr(old, "hash_name") and hasattr(old, "seed"):  # HashRing layouts
+        _check_same_hash(old, new, args)
     try:
         mv = movement(old, new)
-        plan = migration_plan(old, new)
-    except ValueError as e:
+        plan = migration_plan(old, new) if mv.exact else None
+    except (ValueError, TypeError) as e:
         raise UserError(str(e)) from None
+    if plan is None and fmt == "csv":
+        raise UserError(f"{type(old).__name__} is not a ring: the moved share is estimated "
+                        "and there are no hash ranges to list (use --json)")
+    fair = _fair_share(old, new)
     flows = sorted(mv.flows.items(), key=lambda kv: -kv[1])  # the largest first
     if fmt == "json":
         doc = {"old": old.fingerprint(), "new": new.fingerprint(), **mv.to_dict(),
-               "ranges": plan.to_dict()["ranges"]}
+               "fair_share": fair,
+               "ranges": plan.to_dict()["ranges"] if plan is not None else None}
         print(_common.to_json(doc))
     elif fmt == "csv":
+        assert plan is not None
         w = csv.writer(sys.stdout, lineterminator="\n")
         w.writerow(["start", "end", "from", "to"])
         for start, end, a, b in plan.ranges:
             w.writerow([start, end, a, b])
     else:
-        print(f"moved: {_common.pct(mv.moved)} of the key space (exact), {len(plan)} hash ranges")
+        if plan is not None:
+            print(f"moved: {_common.pct(mv.moved)} of the key space (exact), "
+                  f"{len(plan)} hash ranges")
+        else:
+            lo, hi = mv.interval or (mv.moved, mv.moved)
+            print(f"moved: {_common.pct(mv.moved)} of the keys (estimated on {mv.keys:,} keys, "
+                  f"95% in {_common.pct(lo)}..{_common.pct(hi)})")
+        if fair is not None and mv.moved > fair + 0.005:
+            print(f"the change itself needs {_common.pct(fair)} (what the nodes' shares gain); "
+                  f"the other {_common.pct(mv.moved - fair)} moves between nodes that keep "
+                  "their share")
         print()
         print(_common.table(["from", "to", "share"],
                     [[a, b, _common.pct(s)] for (a, b), s in flows]))
-        if args.ranges:
+        if args.ranges and plan is not None:
             print()
             shown = plan.ranges[: args.ranges]
             print(_common.table(["start", "end", "from", "to"],
@@ -70,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         plt = _common.pyplot()
         fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
-        before, after = old.ownership(), new.ownership()
+        before, after = _shares(old), _shares(new)
         names = sorted(set(before) | set(after))
         x = np.arange(len(names))
         ax[0].bar(x - 0.2, [100 * before.get(n, 0) for n in names], 0.4, label="old")
@@ -86,6 +108,25 @@ def run(args: argparse.Namespace) -> int:
         ax[1].set_xlabel("% of key space")
         _common.save_figure(fig, args.plot)
     return 0
+
+
+def _shares(router: Any) -> dict[str, float]:
+    """Each node's share of the keys: exact where the router knows it."""
+    own = getattr(router, "ownership", None)
+    if callable(own):
+        shares: dict[str, float] = own()
+        return shares
+    return dict(balance(router, sample=200_000).shares)
+
+
+def _fair_share(old: Any, new: Any) -> float | None:
+    """The least any layout change with these shares must move: half the total change of the
+    nodes' shares (what the nodes that gain take in).  None when shares cannot be had."""
+    try:
+        a, b = _shares(old), _shares(new)
+    except (TypeError, ValueError):
+        return None
+    return 0.5 * sum(abs(b.get(n, 0.0) - a.get(n, 0.0)) for n in set(a) | set(b))
 
 
 def _check_same_hash(old: Any, new: Any, args: argparse.Namespace) -> None:
