@@ -91,7 +91,23 @@ def _route_batch(ring: HashRing, batch: list[Any]) -> list[str]:
 
 def _read_keys(src: str, fmt: str, column: str | None, size: int) -> Iterator[list[Any]]:
     """Keys in batches of ``size``, from text lines, a CSV column or a Parquet column
-    (``fmt``: "text", "csv" or "parquet"; ``column``: None for the first)."""
+    (``fmt``: "text", "csv" or "parquet"; ``column``: None for the first). A damaged input
+    (not UTF-8, a bad CSV row, a damaged Parquet file) is a UserError, wherever it is met."""
+    try:
+        yield from _read_keys_from(src, fmt, column, size)
+    except UnicodeDecodeError as e:
+        raise UserError(f"{src}: not UTF-8 text ({e.reason} at byte {e.start} of a read "
+                        "block); text and CSV input must be UTF-8") from None
+    except csv.Error as e:
+        raise UserError(f"{src}: bad CSV: {e}") from None
+    except (OSError, ValueError) as e:  # pyarrow: a damaged Parquet file, read in batches
+        if fmt != "parquet":
+            raise
+        raise UserError(f"{src}: {e}") from None
+
+
+def _read_keys_from(src: str, fmt: str, column: str | None, size: int
+                    ) -> Iterator[list[Any]]:
     if fmt == "parquet":
         yield from _read_parquet(src, column, size)
         return
@@ -117,6 +133,8 @@ def _read_parquet(src: str, column: str | None, size: int) -> Iterator[list[Any]
         pf = pq.ParquetFile(src)
     except (OSError, ValueError) as e:
         raise UserError(f"{src}: {e}") from None
+    if not pf.schema_arrow.names:
+        raise UserError(f"{src}: the Parquet file has no columns")
     col = column or pf.schema_arrow.names[0]
     if col not in pf.schema_arrow.names:
         raise UserError(f"{src}: no column {col!r} (columns: {pf.schema_arrow.names})")
@@ -125,16 +143,21 @@ def _read_parquet(src: str, column: str | None, size: int) -> Iterator[list[Any]
 
 
 def _csv_column(f: TextIO, src: str, column: str | None) -> Iterator[str]:
-    """The cells of one column of a CSV file with a header row (None: the first column)."""
+    """The cells of one column of a CSV file with a header row (None: the first column);
+    blank lines after the header are skipped, as csv.DictReader skips them."""
     reader = csv.reader(f)
     header = next(reader, None)
     if header is None:
         return
+    if not header:
+        raise UserError(f"{src}: the first line (the CSV header row) is blank")
     col = column or header[0]
     if col not in header:
         raise UserError(f"{src}: no column {col!r} (columns: {header})")
     j = header.index(col)
     for row in reader:
+        if not row:
+            continue
         if len(row) <= j:
             raise UserError(f"{src}: line {reader.line_num} has no column {col!r}")
         yield row[j]

@@ -32,7 +32,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from consistent_hash.compat.ketama import KetamaRing
+from consistent_hash.compat.ketama import KetamaRing, _parse_server
 from consistent_hash.ring import HashRing
 
 __all__ = ["KetamaHasher", "ModuloHasher", "RingHasher"]
@@ -81,6 +81,16 @@ class KetamaHasher(_RouterHasher):
 
     def __init__(self, *, mode: str, hash: str | None = None) -> None:
         self.ring = KetamaRing(mode=mode, hash=hash)
+
+    def add_node(self, node: str) -> None:
+        # get_node must answer with the name HashClient gave: a name the ketama parser reads
+        # as something else ("host:port:weight", "host name") would route keys to a server
+        # HashClient does not know, so it is refused.
+        if _parse_server(node)[0] != node:
+            raise ValueError(f"server name {node!r} is not 'host:port' (as HashClient names "
+                             "a server): KetamaHasher would report it as "
+                             f"{_parse_server(node)[0]!r}")
+        super().add_node(node)
 
 
 class ModuloHasher:
