@@ -271,3 +271,18 @@ def test_corpus_replays_clean(target: str) -> None:
     if target in ("servers", "arrow_keys", "cli_inputs"):
         assert any(p.name.startswith("regress-") for p in inputs)
     assert os.path.isfile(REPO / "fuzz" / f"fuzz_{target}.py")
+
+
+# -- from_bytes: a damaged payload built its (up to 2**26-entry) table before it was refused ---
+
+def test_damaged_node_set_payload_is_refused_before_building(monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    from consistent_hash import Maglev, _format
+
+    good = Maglev(["a", "b"], table_size=65537).to_bytes()
+    payload = good[12:-8] + b"\x00"  # one trailing byte
+    built = []
+    monkeypatch.setattr(Maglev, "__init__", lambda self, *a, **k: built.append(a))
+    with pytest.raises(ValueError, match="trailing bytes"):
+        Maglev.from_bytes(_format.pack(Maglev._kind, payload))
+    assert built == []
