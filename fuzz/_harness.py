@@ -38,9 +38,9 @@ with atheris.instrument_imports(include=["consistent_hash"]):
     import consistent_hash.cli.migrate  # noqa: F401
     import consistent_hash.compat  # noqa: F401
     import consistent_hash.compat.redis  # noqa: F401
+    import consistent_hash.integrations.pymemcache  # noqa: F401
     import consistent_hash.migrate  # noqa: F401
     import consistent_hash.ringfile  # noqa: F401
-    import consistent_hash.integrations.pymemcache  # noqa: F401
 
 from consistent_hash._format import FormatError  # noqa: E402
 

@@ -16,10 +16,8 @@ ValueError, or route without reading outside its buffers (the sanitizer build ch
 from __future__ import annotations
 
 import _harness  # noqa: I001
-
 import numpy as np
 import pyarrow as pa
-
 from routers import NODES, ROUTERS
 
 ROUTER_LIST = [(s, s.make(NODES)) for s in ROUTERS]

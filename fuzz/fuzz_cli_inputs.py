@@ -14,12 +14,11 @@ must route as ``ring.get`` routes each key.
 
 from __future__ import annotations
 
-import _harness  # noqa: I001
-
 import os
 import re
 import tempfile
 
+import _harness  # noqa: I001
 import pyarrow as pa
 import pyarrow.parquet as pq
 

@@ -13,10 +13,9 @@ unassigned), and route keys the same way through ``get`` and ``get_many``.
 
 from __future__ import annotations
 
-import _harness  # noqa: I001
-
 from typing import Any
 
+import _harness  # noqa: I001
 import numpy as np
 
 from consistent_hash import SlotMap

@@ -13,9 +13,9 @@ through ``get`` (the plain-Python path), ``get_many`` and ``get_indices``.
 from __future__ import annotations
 
 import _harness  # noqa: I001  (sets sys.path and instruments the package first)
+from routers import ROUTERS
 
 from consistent_hash import _format
-from routers import ROUTERS
 
 CLASSES = list(dict.fromkeys(s.cls for s in ROUTERS))
 KEYS = ["", "a", "user:42", "ключ", "x" * 70, "10.0.0.1:6379"]

@@ -14,12 +14,12 @@ target reports that and exits 0.
 
 from __future__ import annotations
 
-import _harness  # noqa: I001
-
 import importlib
 import sys
 from collections.abc import Callable
 from typing import Any
+
+import _harness  # noqa: I001
 
 # (name, module, class or None, reader): one line per load-balancer config reader.
 READERS: list[tuple[str, str, str | None, str]] = [

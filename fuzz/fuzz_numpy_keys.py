@@ -13,9 +13,7 @@ same kind of exception (TypeError / ValueError).
 from __future__ import annotations
 
 import _harness  # noqa: I001
-
 import numpy as np
-
 from routers import NODES, ROUTERS
 
 ROUTER_LIST = [s.make(NODES) for s in ROUTERS]

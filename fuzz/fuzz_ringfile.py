@@ -9,10 +9,10 @@ plain-Python path) and ``get_many``.
 
 from __future__ import annotations
 
-import _harness  # noqa: I001
-
 import os
 import tempfile
+
+import _harness  # noqa: I001
 
 from consistent_hash import ringfile
 

@@ -13,9 +13,9 @@ that parses to the same address; every node of a migrate layout is an address.
 
 from __future__ import annotations
 
-import _harness  # noqa: I001
-
 import argparse
+
+import _harness  # noqa: I001
 
 from consistent_hash import KetamaRing
 from consistent_hash.cli import _common

@@ -8,17 +8,16 @@ valid inputs of every kind; regression inputs (``regress-*``) are kept as they a
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
-import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "tests")]
 
-from consistent_hash import HashRing, ringfile  # noqa: E402
 from routers import NODES, ROUTERS  # noqa: E402
+
+from consistent_hash import HashRing, ringfile  # noqa: E402
 
 CORPUS = os.path.join(HERE, "corpus")
 
