@@ -23,7 +23,10 @@ libtsan="$(${CC:-gcc} -print-file-name=libtsan.so)"
 # script, which does not run under a preloaded TSan).
 py="$(python -c 'import sys; print(sys.executable)')"
 export LD_PRELOAD="$libtsan"
-export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:report_signal_unsafe=0:suppressions=$here/tools/tsan.supp:${TSAN_OPTIONS:-}"
+# die_after_fork=0: test_pool_after_fork starts the pool in a forked child, which TSan refuses
+# by default (it cannot follow threads started after a multi-threaded fork; no report is lost
+# in the parent).
+export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:report_signal_unsafe=0:die_after_fork=0:suppressions=$here/tools/tsan.supp:${TSAN_OPTIONS:-}"
 export PYTHONMALLOC=malloc   # TSan sees the buffers the workers read as malloc'd memory
 setarch "$(uname -m)" -R "$py" - <<'PY'
 import consistent_hash._ring as r, sys
