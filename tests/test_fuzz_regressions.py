@@ -268,7 +268,8 @@ def test_corpus_replays_clean(target: str) -> None:
     assert inputs
     for p in inputs:
         mod.test_one(p.read_bytes())
-    if target in ("servers", "arrow_keys", "cli_inputs"):
+    if target in ("servers", "arrow_keys", "cli_inputs", "cluster_slots", "numpy_keys",
+                  "from_bytes"):
         assert any(p.name.startswith("regress-") for p in inputs)
     assert os.path.isfile(REPO / "fuzz" / f"fuzz_{target}.py")
 
