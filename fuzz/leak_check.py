@@ -3,7 +3,8 @@ times; the process's resident memory after the first round and after the last mu
 leak of even one small allocation per input grows it by ROUNDS x inputs allocations).
 
 Leak checking is off in the sanitized runs (the interpreter is not built with ASan, so LSan
-would report its own allocations); this is the leak check instead.
+would report its own allocations); this is the leak check instead. The package is imported
+without atheris's instrumentation, which leaks by itself (see fuzz/_harness.py).
 
     python fuzz/leak_check.py [ROUNDS] TARGET=CORPUS_DIR[,CORPUS_DIR...] ...
 """
@@ -16,6 +17,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# atheris's instrumentation leaks what it traces (see _harness.py): measure the library alone.
+os.environ["CONSISTENT_HASH_FUZZ_NO_INSTRUMENT"] = "1"
 
 
 def rss_kb() -> int:
