@@ -98,14 +98,30 @@ def _split_arrow(keys: Any, nulls: bool, hint: bool) -> tuple[str, Any]:
         _arrow_null_check(keys, hint)
     if pa.types.is_dictionary(keys.type):
         # Indices may be unsigned (polars Categorical / Enum: uint32): widen before -1 fills.
-        codes = pc.fill_null(keys.indices.cast(pa.int64()), -1).to_numpy(zero_copy_only=False)
-        return "codes", (keys.dictionary, codes)
+        indices = keys.indices.cast(pa.int64())
+        if len(indices) > indices.null_count:
+            # A damaged array's indices may point outside its dictionary (pyarrow checks this
+            # only in validate(full=True)): refused here, before -1 marks the missing ones.
+            lo, hi = pc.min_max(indices).values()
+            if lo.as_py() < 0 or hi.as_py() >= len(keys.dictionary):
+                bad = lo.as_py() if lo.as_py() < 0 else hi.as_py()
+                raise ValueError(f"damaged Arrow dictionary array: index {bad} is outside its "
+                                 f"dictionary of {len(keys.dictionary)} values")
+        codes = pc.fill_null(indices, -1).to_numpy(zero_copy_only=False)
+        dictionary = keys.dictionary
+        if not dictionary.null_count:
+            return "codes", (dictionary, codes)
+        # A key whose dictionary value is null is missing too (to_pylist gives None).
+        codes = np.array(codes, dtype=np.int64)
+        dnull = np.asarray(dictionary.is_null().to_numpy(zero_copy_only=False))
+        present = codes >= 0
+        codes[present & dnull[np.where(present, codes, 0)]] = -1
+        if not nulls and (codes < 0).any():
+            raise _null_error(int((codes < 0).sum()), int(np.argmin(codes >= 0)), hint)
+        return "codes", (_arrow_plain(dictionary, dnull), codes)
     if keys.null_count:
         mask = np.asarray(keys.is_null().to_numpy(zero_copy_only=False))
-        if pa.types.is_string_view(keys.type) or pa.types.is_binary_view(keys.type):
-            keys = keys.cast(pa.large_binary())  # fill_null has no view kernel
-        fill = pa.scalar(0 if pa.types.is_integer(keys.type) else b"", type=keys.type)
-        return "masked", (_arrow_plain(pc.fill_null(keys, fill)), mask)
+        return "masked", (_arrow_plain(keys, mask), mask)
     return "plain", _arrow_plain(keys)
 
 
@@ -170,9 +186,12 @@ def _pandas_arrow(series: Any) -> Any:
     return None
 
 
-def _arrow_plain(arr: Any) -> Any:
-    """A null-free pyarrow Array as what the core reads: a key source over its buffers, or a
-    NumPy array of its integers."""
+def _arrow_plain(arr: Any, missing: npt.NDArray[np.bool_] | None = None) -> Any:
+    """A pyarrow Array as what the core reads: a key source over its buffers, or a NumPy
+    array of its integers. The buffers are read as they are, checked by the core, and never
+    handed to a pyarrow kernel (one may crash on a damaged array). ``missing``: the missing
+    slots, whose keys the caller masks; their views are blanked (a missing slot's view need
+    not point anywhere), their offsets and integers are read as any others."""
     import pyarrow as pa
 
     t = arr.type
@@ -182,6 +201,10 @@ def _arrow_plain(arr: Any) -> Any:
         bufs = arr.buffers()
         start = 16 * arr.offset
         views = np.frombuffer(bufs[1], dtype=np.uint8)[start : start + 16 * len(arr)]
+        if missing is not None and missing.any():
+            views = views.reshape(-1, 16).copy()
+            views[missing] = 0  # an empty inline view
+            views = views.reshape(-1)
         data_bufs = [b for b in bufs[2:] if b is not None]
         addr = np.array([b.address for b in data_bufs] or [0], dtype=np.uint64)
         size = np.array([b.size for b in data_bufs] or [0], dtype=np.int64)
@@ -205,7 +228,13 @@ def _arrow_plain(arr: Any) -> Any:
             return np.empty(0, dtype=object)
         return _ring.arrow_source(offsets, data, len(arr), large)
     if pa.types.is_integer(t):
-        return arr.to_numpy(zero_copy_only=False)
+        if missing is None:
+            return arr.to_numpy(zero_copy_only=False)
+        values = arr.buffers()[1]
+        dtype = np.dtype(t.to_pandas_dtype())
+        if values is None or len(arr) == 0:
+            return np.empty(0, dtype=dtype)
+        return np.frombuffer(values, dtype=dtype)[arr.offset : arr.offset + len(arr)]
     raise TypeError(f"unsupported key array type {t}: use string, large_string, binary, "
                     "large_binary, string_view or integer arrays")
 

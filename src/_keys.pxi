@@ -296,7 +296,8 @@ cdef class _KeySource:
                         j = ch_hash_ucs4(<const uint32_t *>self.data, self.width, i, e,
                                          h.hid, h.seed, out + (i - s), scratch, CH_SCRATCH)
                     if j < e:
-                        out[j - s] = h.hash_bytes_obj(_key_bytes(str(self.keep[j]), j, False))
+                        out[j - s] = h.hash_bytes_obj(_key_bytes(_ucs4_item(self.keep, j), j,
+                                                                 False))
                         j += 1
                     i = j
             finally:
@@ -367,7 +368,7 @@ cdef class _KeySource:
         if self.kind == K_OBJECTS:
             return <object>self.object_items()[i]
         if self.kind == K_UCS4:
-            return str(self.keep[i])
+            return _ucs4_item(self.keep, i)
         if self.kind == K_FIXED_BYTES:
             return bytes(self.keep[i])
         if self.kind in (K_INT64, K_UINT64, K_INT_CONVERT):
@@ -381,6 +382,16 @@ cdef class _KeySource:
             a = (<const int64_t *>self.data2)[i]
             b = (<const int64_t *>self.data2)[i + 1]
         return (<char *>self.data)[a:b]
+
+
+cdef str _ucs4_item(object a, Py_ssize_t i):
+    """Item i of a NumPy U array as a str; a code point above U+10FFFF (which no str holds,
+    and NumPy reports as a SystemError) is a ValueError naming the position."""
+    try:
+        return str(a[i])
+    except (SystemError, ValueError):
+        raise ValueError(f"key at position {i} is not a string: it holds a code point above "
+                         "U+10FFFF") from None
 
 
 cdef _KeySource _source_from_array(object a):
@@ -454,15 +465,44 @@ def keys_source(keys):
     return make_source(keys)
 
 
+cdef Py_ssize_t _bad_offset(const uint8_t *off, bint large, Py_ssize_t n,
+                            int64_t size) noexcept nogil:
+    """The first of n + 1 offsets that is negative, smaller than the one before it or past
+    the data (size bytes), or -1: non-decreasing offsets from >= 0 to <= size keep every key
+    inside the data, whatever the array claims (pyarrow checks this only in validate(full=True))."""
+    cdef Py_ssize_t i
+    cdef int64_t prev = 0, cur
+    for i in range(n + 1):
+        cur = (<const int64_t *>off)[i] if large else (<const int32_t *>off)[i]
+        if cur < prev:
+            return i
+        prev = cur
+    return n if prev > size else -1
+
+
 def arrow_source(object offsets, object data, Py_ssize_t n, bint large):
-    """A _KeySource over Arrow-style offsets (int32 or int64, n + 1 of them) and data."""
+    """A _KeySource over Arrow-style offsets (int32 or int64, n + 1 of them) and data.
+    Damaged offsets (out of order, or outside the data) raise ValueError."""
     cdef _KeySource src = _KeySource.__new__(_KeySource)
+    cdef Py_ssize_t bad
+    if offsets.dtype != (np.int64 if large else np.int32) or not offsets.flags.c_contiguous \
+            or not offsets.flags.aligned or len(offsets) < n + 1 or n < 0:
+        raise ValueError(f"damaged Arrow array: expected {n + 1} aligned "
+                         f"{'int64' if large else 'int32'} offsets, got {len(offsets)}")
+    if data.dtype != np.uint8 or data.ndim != 1 or not data.flags.c_contiguous:
+        raise ValueError("damaged Arrow array: the data buffer is not contiguous bytes")
     src.kind = K_OFFSETS64 if large else K_OFFSETS32
     src.n = n
     src.keep = (offsets, data)
     src.data2 = <const uint8_t *><uintptr_t>offsets.__array_interface__["data"][0]
     src.data = (<const uint8_t *><uintptr_t>data.__array_interface__["data"][0] if data.size
                 else <const uint8_t *>b"")
+    cdef int64_t size = data.size
+    with nogil:
+        bad = _bad_offset(src.data2, large, n, size)
+    if bad >= 0:
+        raise ValueError(f"damaged Arrow array: offset {bad} is out of order or outside the "
+                         f"data buffer ({size} bytes); pyarrow's validate(full=True) rejects it")
     return src
 
 

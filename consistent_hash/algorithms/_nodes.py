@@ -166,6 +166,7 @@ class NodeSet(HashedRouter):
         values = r.unpack("".join(f for _, f, _ in cls._options))
         opts = {name: int(v) for (name, _, _), v in zip(cls._options, values, strict=True)}
         nodes: Any = _format.read_weights(r) if cls._weighted else _format.read_names(r)
+        r.done()  # damaged data is refused before a table of up to table_size is built
         return cls(nodes, **opts, hash=hash_name, seed=seed)  # type: ignore[call-arg]
 
     def _repr_args(self) -> str:

@@ -48,6 +48,7 @@ at or after its hash, wrapping round.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import struct
 import threading
@@ -104,6 +105,14 @@ def point_counts(weights: list[int], arithmetic: str) -> list[int]:
     return out
 
 
+def _is_ipv6(host: str) -> bool:
+    try:
+        ipaddress.IPv6Address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
+
+
 def _parse_server(spec: Any) -> tuple[str, str, int, int | None, str | None]:
     """(normalised "host:port", host, port, weight or None, twemproxy name or None)."""
     if not isinstance(spec, str):
@@ -116,11 +125,18 @@ def _parse_server(spec: Any) -> tuple[str, str, int, int | None, str | None]:
         text, name = text.split(None, 1)
     weight = None
     if text.startswith("["):  # [ipv6]:port[:weight]
-        host, _, rest = text[1:].partition("]")
+        host, bracket, rest = text[1:].partition("]")
+        if not bracket or "[" in host or (":" in host and not _is_ipv6(host)):
+            raise ValueError(f"bad server {spec!r}: expected '[IPv6 address]:port'")
         parts = rest.lstrip(":").split(":") if rest else []
+    elif text.count(":") >= 2 and _is_ipv6(text.rpartition(":")[0]):
+        host, _, port_text = text.rpartition(":")  # bare "v6:port", as HashClient names it
+        parts = [port_text]
+    elif text.count(":") >= 2 and _is_ipv6(text):
+        host, parts = text, []  # a bare IPv6 address: the default port
     else:
         host, *parts = text.split(":")
-    if not host or len(parts) > 2:
+    if not host or len(parts) > 2 or any(c.isspace() for c in host):
         raise ValueError(f"bad server {spec!r}: expected 'host', 'host:port' or "
                          "'host:port:weight'")
     try:
@@ -141,7 +157,9 @@ class KetamaRing(Router):
     ----------
     servers : iterable of str
         ``"host:port"``, ``"host"`` (port 11211) or ``"host:port:weight"``; twemproxy mode also
-        takes its ``"host:port:weight name"`` form.  Order matters, as in the originals.
+        takes its ``"host:port:weight name"`` form.  IPv6: ``"[v6]:port[:weight]"``, or bare
+        ``"v6:port"`` as pymemcache's HashClient names a server (the name the ring reports).
+        Order matters, as in the originals.
     weights : mapping server -> int, optional
         Integer weights (default 1, or the weight in the server string).
     mode : str, required

@@ -170,13 +170,29 @@ class SlotMap(Router):
         Nodes are named ``"host:port"`` (hosts given as bytes are decoded)."""
         ranges = []
         if isinstance(reply, Mapping):
-            for (first, last), info in reply.items():
-                primary = info["primary"] if isinstance(info, Mapping) else info
-                ranges.append((first, last, _node_name(primary)))
+            for rng, info in reply.items():
+                if not isinstance(rng, tuple) or len(rng) != 2:
+                    raise ValueError(f"CLUSTER SLOTS reply: a key must be a (first, last) "
+                                     f"slot range, got {rng!r}")
+                if isinstance(info, Mapping):
+                    if "primary" not in info:
+                        raise ValueError(f"CLUSTER SLOTS reply: slot range {rng!r} has no "
+                                         "'primary'")
+                    info = info["primary"]
+                ranges.append((_slot(rng[0], "first"), _slot(rng[1], "last"),
+                               _node_name(info)))
         else:
+            if isinstance(reply, (str, bytes)) or not isinstance(reply, Iterable):
+                raise TypeError("CLUSTER SLOTS reply must be a list of slot ranges or "
+                                f"redis-py's dict, got {type(reply).__name__!r}")
             for entry in reply:
-                ranges.append((entry[0], entry[1], _node_name(entry[2])))
-        return cls(sorted(ranges, key=lambda r: int(r[0])))
+                if not isinstance(entry, Sequence) or isinstance(entry, (str, bytes)) \
+                        or len(entry) < 3:
+                    raise ValueError("CLUSTER SLOTS reply: an entry must be [first, last, "
+                                     f"[host, port, ...], ...], got {entry!r}")
+                ranges.append((_slot(entry[0], "first"), _slot(entry[1], "last"),
+                               _node_name(entry[2])))
+        return cls(sorted(ranges, key=lambda r: r[0]))
 
     @classmethod
     def even(cls, nodes: Iterable[str]) -> SlotMap:
@@ -333,9 +349,23 @@ def _slot(v: Any, name: str) -> int:
 
 
 def _node_name(primary: Any) -> str:
+    """"host:port" of a CLUSTER SLOTS node entry [host, port, ...] (host str or bytes, port
+    an int, as redis-py reports them)."""
+    if not isinstance(primary, Sequence) or isinstance(primary, (str, bytes)) \
+            or len(primary) < 2:
+        raise ValueError(f"CLUSTER SLOTS reply: a node must be [host, port, ...], got "
+                         f"{primary!r}")
     host, port = primary[0], primary[1]
     if isinstance(host, bytes):
         host = host.decode()
+    if not isinstance(host, str):
+        raise TypeError(f"CLUSTER SLOTS reply: a host must be str or bytes, got "
+                        f"{type(host).__name__!r}")
+    if isinstance(port, bool) or not isinstance(port, (int, np.integer)):
+        raise TypeError(f"CLUSTER SLOTS reply: a port must be an int, got "
+                        f"{type(port).__name__!r}")
+    if not 0 <= port <= 65535:
+        raise ValueError(f"CLUSTER SLOTS reply: port {port} is not in 0..65535")
     return f"{host}:{int(port)}"
 
 
