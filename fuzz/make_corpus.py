@@ -98,6 +98,88 @@ def cli_inputs() -> list[bytes]:
             bytes([2, 0, 2, 1]) + bytes(range(64)), bytes([2, 0, 2, 0]) + b"PAR1"]
 
 
+NGINX = b"""http {
+  upstream cache {
+    hash $http_x_key consistent;
+    server 127.0.0.1:8001;
+    server 127.0.0.1:8002 weight=2 max_fails=3;
+    server localhost:8003 down;
+    server unix:/tmp/s.sock;
+  }
+  upstream plain { hash $request_uri; server 10.0.0.1; server [::1]:80 weight=3; }
+}
+"""
+HAPROXY = b"""defaults base
+  mode http
+  hash-type consistent djb2 avalanche
+backend cache from base
+  balance hdr(X-Key) use_domain_only
+  default-server weight 3
+  server s1 127.0.0.1:8001 id 7
+  server s2 127.0.0.1:8002 weight 2
+  server s3 127.0.0.1:8003 disabled
+  server b1 127.0.0.1:8009 backup
+  option allbackups
+listen web
+  mode http
+  balance url_param user
+  hash-type consistent crc32
+  server w1 10.0.0.1:80
+"""
+ENVOY = b"""static_resources:
+  clusters:
+  - name: ring
+    lb_policy: RING_HASH
+    ring_hash_lb_config: {minimum_ring_size: 64, maximum_ring_size: 4096, hash_function: MURMUR_HASH_2}
+    common_lb_config: {consistent_hashing_lb_config: {use_hostname_for_hashing: true}}
+    load_assignment:
+      cluster_name: ring
+      endpoints:
+      - locality: {zone: a}
+        load_balancing_weight: 2
+        lb_endpoints:
+        - endpoint: {hostname: h1, address: {socket_address: {address: 10.0.0.1, port_value: 80}}}
+          load_balancing_weight: 3
+        - endpoint: {hostname: h2, address: {socket_address: {address: 10.0.0.2, port_value: 80}}}
+  - name: mag
+    lb_policy: MAGLEV
+    maglev_lb_config: {table_size: 17}
+    load_assignment: {cluster_name: mag, endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 10.0.0.3, port_value: 81}}}}]}]}
+"""
+ENVOY_JSON = (b'{"name": "c", "load_balancing_policy": {"policies": [{"typed_extension_config": '
+              b'{"name": "envoy.load_balancing_policies.maglev", "typed_config": {"@type": '
+              b'"type.googleapis.com/envoy.extensions.load_balancing_policies.maglev.v3.Maglev",'
+              b' "tableSize": "7"}}}]}, "load_assignment": {"cluster_name": "c", "endpoints": '
+              b'[{"lb_endpoints": [{"endpoint": {"address": {"socket_address": {"address": '
+              b'"10.0.0.1", "port_value": 80}}}}]}]}}')
+TWEMPROXY = b"""alpha:
+  listen: 127.0.0.1:22121
+  hash: fnv1a_64
+  hash_tag: "{}"
+  distribution: ketama
+  auto_eject_hosts: true
+  servers:
+   - 127.0.0.1:11211:1
+   - 127.0.0.1:11212:2 cache-b
+   - /tmp/m.sock:1
+beta:
+  listen: 127.0.0.1:22122
+  hash: crc32a
+  distribution: modula
+  servers: [10.0.0.1:11211:1, 10.0.0.2:11211:3]
+"""
+
+
+def lb_configs() -> list[bytes]:
+    """Byte 0 picks the reader (fuzz_lb_config.READERS: nginx, haproxy, envoy, twemproxy,
+    any), byte 1 the name= (fuzz_lb_config.NAMES: None, cache, plain, web, ring, mag, alpha,
+    beta); each reader gets its system's config with each of its names, "any" all of them."""
+    configs = [(0, NGINX, [1, 2]), (1, HAPROXY, [1, 3]), (2, ENVOY, [4, 5]),
+               (2, ENVOY_JSON, [0]), (3, TWEMPROXY, [6, 7])]
+    out = [bytes([r, n]) + c for r, c, names in configs for n in names]
+    return out + [bytes([4, names[0]]) + c for _, c, names in configs]
+
+
 def main() -> None:
     write("from_bytes", from_bytes())
     write("ringfile", ringfiles())
@@ -106,11 +188,7 @@ def main() -> None:
     write("arrow_keys", arrow_keys())
     write("numpy_keys", numpy_keys())
     write("cli_inputs", cli_inputs())
-    os.makedirs(os.path.join(CORPUS, "lb_config"), exist_ok=True)
-    keep = os.path.join(CORPUS, "lb_config", "README")
-    with open(keep, "w") as f:
-        f.write("Seed configs of the readers listed in fuzz/fuzz_lb_config.py READERS "
-                "(byte 0 picks the reader).\n")
+    write("lb_config", lb_configs())
 
 
 if __name__ == "__main__":
