@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -383,7 +384,12 @@ def test_concurrent_python_threads_with_threaded_calls() -> None:
     workers = [threading.Thread(target=work, args=(w,)) for w in range(6)]
     for th in workers:
         th.start()
+    # At least 1.5 s together, and on until every worker has done two rounds (a loaded
+    # machine or a ThreadSanitizer build is slow): a worker starved for a minute fails.
     stop.wait(1.5)
+    deadline = time.monotonic() + 60
+    while min(counts) < 2 and time.monotonic() < deadline and not errors:
+        time.sleep(0.05)
     stop.set()
     for th in workers:
         th.join()

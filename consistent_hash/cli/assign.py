@@ -271,6 +271,8 @@ class _Input:
 
     def _columns(self, header: list[str]) -> tuple[int, list[int]]:
         """The key column's index and the kept columns' (a missing one is an error)."""
+        if not any(header):
+            raise UserError(f"{self.name}: the CSV header row (its first line) is empty")
         col = self.column if self.column is not None else header[0]
         for c in (col, *self.keep):
             if c not in header:
@@ -328,29 +330,34 @@ def _open_input(src: str, fmt: str, column: str | None, keep: list[str]) -> _Inp
         head = raw.read(_SNIFF)
     except OSError as e:
         raise UserError(f"cannot read {src!r}: {e.strerror}") from None
-    total = os.fstat(raw.fileno()).st_size if src != "-" and os.path.isfile(src) else 0
-    ext = "" if src == "-" else os.path.splitext(src)[1].lower()
-    parquet = head.startswith(_MAGIC)
-    if fmt == "auto":
-        fmt = ("parquet" if parquet or ext in (".parquet", ".pq") else
-               "csv" if ext == ".csv" or column is not None or keep else
-               "text" if ext == ".txt" else _sniff(head))
-    if fmt == "parquet":
-        if not parquet:
-            raise UserError(f"{name}: not a Parquet file (it does not start with PAR1)")
-        if src == "-" or not raw.seekable():
-            raw = _spool(head, raw)
-            closers.append(raw)
-        else:
-            raw.seek(0)
-        head = b""
-    elif parquet:
-        raise UserError(f"{name} is Parquet (it starts with PAR1), not {fmt}: give "
-                        "--input-format parquet, or leave it out")
-    if head.startswith(_BOM):
-        head = head[len(_BOM):]
-    if fmt == "text" and (column is not None or keep):
-        raise UserError("--column and --keep apply to CSV and Parquet input, not text lines")
+    try:
+        total = os.fstat(raw.fileno()).st_size if src != "-" and os.path.isfile(src) else 0
+        ext = "" if src == "-" else os.path.splitext(src)[1].lower()
+        parquet = head.startswith(_MAGIC)
+        if fmt == "auto":
+            fmt = ("parquet" if parquet or ext in (".parquet", ".pq") else
+                   "csv" if ext == ".csv" or column is not None or keep else
+                   "text" if ext == ".txt" else _sniff(head))
+        if fmt == "parquet":
+            if not parquet:
+                raise UserError(f"{name}: not a Parquet file (it does not start with PAR1)")
+            if src == "-" or not raw.seekable():
+                raw = _spool(head, raw)
+                closers.append(raw)
+            else:
+                raw.seek(0)
+            head = b""
+        elif parquet:
+            raise UserError(f"{name} is Parquet (it starts with PAR1), not {fmt}: give "
+                            "--input-format parquet, or leave it out")
+        if head.startswith(_BOM):
+            head = head[len(_BOM):]
+        if fmt == "text" and (column is not None or keep):
+            raise UserError("--column and --keep apply to CSV and Parquet input, not text lines")
+    except BaseException:
+        for f in closers:  # a refused input leaves no file open
+            f.close()
+        raise
     return _Input(name, fmt, raw, head, column, keep, total, _close=closers)
 
 
