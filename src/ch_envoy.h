@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "ch_maglev.h"  /* ch_maglev_take: the fill step both tables share */
 
 /* table: M int32 (filled with the entry index i of each slot); pos: n uint64 holding offset_i
  * on entry (advanced in place); skip: n uint64; w: n doubles; target: n doubles (scratch);
@@ -32,18 +33,9 @@ static inline uint64_t ch_envoy_maglev_build(uint64_t *pos, const uint64_t *skip
     for (i = 0; i < n; i++) target[i] = 0.0;
     for (iteration = 1; filled < M; iteration++) {
         for (i = 0; i < n && filled < M; i++) {
-            uint64_t c;
             if ((double)iteration * w[i] < target[i]) continue;
             target[i] += w_max;
-            c = pos[i];
-            while (table[c] >= 0) {
-                c += skip[i];
-                if (c >= M) c -= M;
-            }
-            table[c] = (int32_t)i;
-            c += skip[i];
-            if (c >= M) c -= M;
-            pos[i] = c;
+            ch_maglev_take(table, &pos[i], skip[i], M, (int32_t)i);
             filled++;
         }
     }

@@ -19,6 +19,21 @@
 #include <stdlib.h>
 #include "ch_mix.h"
 
+/* Node i takes its next preferred entry that is still empty: advance pos past the taken ones,
+ * take it, advance once more (every Maglev variant fills this way: ours, Envoy's). */
+static inline void ch_maglev_take(int32_t *table, uint64_t *pos, uint64_t skip, uint64_t M,
+                                  int32_t i) {
+    uint64_t c = *pos;
+    while (table[c] >= 0) {
+        c += skip;
+        if (c >= M) c -= M;
+    }
+    table[c] = i;
+    c += skip;
+    if (c >= M) c -= M;
+    *pos = c;
+}
+
 /* table: M int32; pos, skip: n uint64 (pos starts as offset, and is advanced in place);
  * credit: n doubles.  The heaviest node's ratio is exactly 1.0 (w / w), so every round claims at
  * least one entry and the build ends within M rounds. */
@@ -32,15 +47,7 @@ static inline void ch_maglev_build(uint64_t *pos, const uint64_t *skip, const do
             credit[i] += ratio[i];
             if (!(credit[i] >= 1.0)) continue;
             credit[i] -= 1.0;
-            uint64_t c = pos[i];
-            while (table[c] >= 0) {
-                c += skip[i];
-                if (c >= M) c -= M;
-            }
-            table[c] = (int32_t)i;
-            c += skip[i];
-            if (c >= M) c -= M;
-            pos[i] = c;
+            ch_maglev_take(table, &pos[i], skip[i], M, (int32_t)i);
             filled++;
         }
     }

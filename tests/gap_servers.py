@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
+from ports import free_ports
 from servers import require
 
 from consistent_hash.cli._servers import stop
@@ -74,17 +75,6 @@ def unix_memcached(n: int) -> Iterator[list[str]]:
             stop(procs)
 
 
-def _free_ports(family: int, host: str, n: int) -> list[int]:
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket(family, socket.SOCK_STREAM)
-            s.bind((host, 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def ipv6_loopback() -> bool:
@@ -109,7 +99,7 @@ def tcp_memcached(hosts: list[str]) -> Iterator[list[tuple[str, int]]]:
         for h in hosts:
             family = socket.AF_INET6 if ":" in h else socket.AF_INET
             for _ in range(5):
-                (port,) = _free_ports(family, h, 1)
+                (port,) = free_ports(1, h, family)
                 proc = subprocess.Popen(
                     [binary, "-l", h, "-p", str(port), "-U", "0", "-m", "16", "-t", "1",
                      *_root_args()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

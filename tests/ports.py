@@ -10,12 +10,12 @@ import socket
 HOST = "127.0.0.1"
 
 
-def free_ports(n: int, host: str = HOST) -> list[int]:
+def free_ports(n: int, host: str = HOST, family: int = socket.AF_INET) -> list[int]:
     """n distinct free TCP ports on host (bound together, so they are distinct)."""
     socks = []
     try:
         for _ in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s = socket.socket(family, socket.SOCK_STREAM)
             s.bind((host, 0))
             socks.append(s)
         return [s.getsockname()[1] for s in socks]
