@@ -293,3 +293,15 @@ def test_damaged_node_set_payload_is_refused_before_building(monkeypatch: pytest
     with pytest.raises(ValueError, match="trailing bytes"):
         Maglev.from_bytes(_format.pack(Maglev._kind, payload))
     assert built == []
+
+
+def test_nginx_plain_hash_refuses_a_server_name_that_is_not_unicode() -> None:
+    # Found by fuzz_lb_config: in plain `hash` mode the server names are never hashed, so a
+    # name with a lone surrogate was accepted and to_bytes() then failed.
+    from consistent_hash.compat.nginx import NginxUpstream, from_config
+
+    with pytest.raises(ValueError, match="not valid Unicode"):
+        NginxUpstream(["unix:/tmp/s\udcff.sock", "127.0.0.1:1"], consistent=False)
+    text = "upstream u {\n  hash $k;\n  server unix:/tmp/s\udcff;\n}\n"
+    with pytest.raises(ValueError, match="not valid Unicode"):
+        from_config(text)

@@ -69,6 +69,11 @@ def _check_server(server: Any) -> str:
     if not server or any(c.isspace() for c in server):
         raise ValueError(f"bad server {server!r}: expected an address as nginx.conf writes it "
                          "('127.0.0.1:8001', 'backend.local:80', 'unix:/run/app.sock')")
+    try:  # plain hash never hashes the name, but to_bytes and every reader need it as UTF-8
+        server.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"bad server {server!r}: not valid Unicode text (a lone surrogate)"
+                         ) from None
     if server[:5].lower() == "unix:":
         if len(server) == 5:
             raise ValueError(f"bad server {server!r}: unix: needs a path")
