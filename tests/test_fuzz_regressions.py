@@ -305,3 +305,30 @@ def test_nginx_plain_hash_refuses_a_server_name_that_is_not_unicode() -> None:
     text = "upstream u {\n  hash $k;\n  server unix:/tmp/s\udcff;\n}\n"
     with pytest.raises(ValueError, match="not valid Unicode"):
         from_config(text)
+
+
+@pytest.mark.parametrize("spec", ["[/]", "[/]:11211", "[]:11211"])
+def test_ketama_refuses_a_bracketed_socket_path_or_empty_host(spec: str) -> None:
+    # Found by fuzz_servers: "[/]" was read as host "/" and named "/:11211", a name that reads
+    # back as a unix socket path (port 0).
+    from consistent_hash import KetamaRing
+
+    with pytest.raises(ValueError, match="IPv6"):
+        KetamaRing([spec], mode="ketama")
+
+
+@pytest.mark.parametrize("cluster", [
+    {"name": "c", "lb_policy": "MAGLEV", "load_assignment": {"endpoints": [
+        {"locality": "zone-a", "lb_endpoints": []}]}},
+    {"name": "c", "lb_policy": "MAGLEV", "load_assignment": {"endpoints": "x"}},
+    {"name": "c", "lb_policy": "MAGLEV", "load_assignment": {"endpoints": [
+        {"lb_endpoints": [{"endpoint": "10.0.0.1:80"}]}]}},
+    {"name": "c", "lb_policy": "RING_HASH", "ring_hash_lb_config": [1, 2]},
+    {"name": "c", "load_balancing_policy": {"policies": ["ring"]}},
+])
+def test_envoy_config_of_the_wrong_shape_is_a_value_error(cluster: dict) -> None:
+    # Found by fuzz_lb_config: a locality given as a string was an AttributeError.
+    from consistent_hash.compat.envoy import from_config
+
+    with pytest.raises(ValueError, match="must be a"):
+        from_config(cluster)

@@ -720,22 +720,43 @@ def _address_name(address: Mapping[str, Any], cluster: str) -> str:
         "and give each endpoint a hostname, or list IP addresses")
 
 
+def _section(value: Any, what: str, cname: str) -> dict[str, Any]:
+    """A nested mapping of a cluster config (None: empty); anything else is a ValueError."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"cluster {cname!r}: {what} must be a mapping, got "
+                         f"{type(value).__name__!r}")
+    return dict(value)
+
+
+def _entries(value: Any, what: str, cname: str) -> list[dict[str, Any]]:
+    """A nested list of mappings of a cluster config (None: empty)."""
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"cluster {cname!r}: {what} must be a list, got "
+                         f"{type(value).__name__!r}")
+    return [_section(v, f"an entry of {what}", cname) for v in value]
+
+
 def _policy(c: Mapping[str, Any], cname: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """(kind, the ring hash / maglev options, the consistent hashing + locality options)."""
-    common = dict(c.get("common_lb_config") or {})
-    lbp = c.get("load_balancing_policy")
+    common = _section(c.get("common_lb_config"), "common_lb_config", cname)
+    lbp = _section(c.get("load_balancing_policy"), "load_balancing_policy", cname)
     if lbp:
-        policies = lbp.get("policies") or []
+        policies = _entries(lbp.get("policies"), "load_balancing_policy.policies", cname)
         if not policies:
             raise ValueError(f"cluster {cname!r}: load_balancing_policy has no policies")
-        tec = policies[0].get("typed_extension_config") or {}
-        typed = dict(tec.get("typed_config") or {})
+        tec = _section(policies[0].get("typed_extension_config"), "typed_extension_config", cname)
+        typed = _section(tec.get("typed_config"), "typed_config", cname)
         t = str(typed.pop("@type", "")).rsplit("/", 1)[-1]
         if t not in (_RING_TYPE, _MAGLEV_TYPE):
             raise ValueError(f"cluster {cname!r}: its first load balancing policy is "
                              f"{t or tec.get('name')!r}, not ring hash or maglev")
         if "consistent_hashing_lb_config" in typed or t != _RING_TYPE:
-            chc = dict(typed.get("consistent_hashing_lb_config") or {})
+            chc = _section(typed.get("consistent_hashing_lb_config"),
+                           "consistent_hashing_lb_config", cname)
         else:  # RingHash's deprecated fields count only without consistent_hashing_lb_config
             chc = {"use_hostname_for_hashing": typed.get("use_hostname_for_hashing"),
                    "hash_balance_factor": typed.get("hash_balance_factor")}
@@ -743,11 +764,13 @@ def _policy(c: Mapping[str, Any], cname: str) -> tuple[str, dict[str, Any], dict
         return ("ring_hash" if t == _RING_TYPE else "maglev"), typed, extra
     policy = c.get("lb_policy", "ROUND_ROBIN")
     extra = {"locality_weighted": "locality_weighted_lb_config" in common,
-             **dict(common.get("consistent_hashing_lb_config") or {})}
+             **_section(common.get("consistent_hashing_lb_config"),
+                         "consistent_hashing_lb_config", cname)}
     if policy == "RING_HASH":
-        return "ring_hash", dict(c.get("ring_hash_lb_config") or {}), extra
+        return ("ring_hash", _section(c.get("ring_hash_lb_config"), "ring_hash_lb_config", cname),
+                extra)
     if policy == "MAGLEV":
-        return "maglev", dict(c.get("maglev_lb_config") or {}), extra
+        return "maglev", _section(c.get("maglev_lb_config"), "maglev_lb_config", cname), extra
     raise ValueError(f"cluster {cname!r} has lb_policy {policy!r}: only RING_HASH and MAGLEV "
                      "(or a ring_hash / maglev load_balancing_policy) are reproduced")
 
@@ -789,7 +812,8 @@ def from_config(text: Any, name: str | None = None) -> EnvoyRingHash | EnvoyMagl
                          "moves requests off busy hosts by their live load, which no config "
                          "can predict")
     use_hostname = bool(extra.get("use_hostname_for_hashing"))
-    groups = list((c.get("load_assignment") or {}).get("endpoints") or [])
+    groups = _entries(_section(c.get("load_assignment"), "load_assignment", cname)
+                      .get("endpoints"), "load_assignment.endpoints", cname)
     prios = [_uint(g.get("priority", 0), "priority") for g in groups]
     low = min((p for p, g in zip(prios, groups, strict=True) if g.get("lb_endpoints")),
               default=0)
@@ -800,7 +824,7 @@ def from_config(text: Any, name: str | None = None) -> EnvoyRingHash | EnvoyMagl
     for g, p in zip(groups, prios, strict=True):
         if p != low:
             continue
-        lo = g.get("locality") or {}
+        lo = _section(g.get("locality"), "locality", cname)
         loc = (str(lo.get("region", "")), str(lo.get("zone", "")), str(lo.get("sub_zone", "")))
         weight = _uint(g["load_balancing_weight"], "locality load_balancing_weight") if (
             g.get("load_balancing_weight") is not None) else 0
@@ -808,25 +832,26 @@ def from_config(text: Any, name: str | None = None) -> EnvoyRingHash | EnvoyMagl
             raise ValueError(f"cluster {cname!r}: locality {_locality_name(loc)!r} is listed "
                              "twice at one priority")
         lw[loc] = weight
-        for e in g.get("lb_endpoints") or []:
+        for e in _entries(g.get("lb_endpoints"), "lb_endpoints", cname):
             if e.get("health_status") not in _HEALTHY:
                 raise ValueError(
                     f"cluster {cname!r}: an endpoint has health_status "
                     f"{e.get('health_status')!r}; Envoy's choice then depends on its panic "
                     "threshold and priority spill-over: drop the endpoint from the config to "
                     "see the cluster without it")
-            ep = e.get("endpoint") or {}
+            ep = _section(e.get("endpoint"), "endpoint", cname)
             if use_hostname:
                 node = str(ep.get("hostname") or "")
                 if not node:
                     raise ValueError(f"cluster {cname!r}: use_hostname_for_hashing is set but "
                                      "an endpoint has no hostname")
             else:
-                node = _address_name(ep.get("address") or {}, cname)
+                node = _address_name(_section(ep.get("address"), "address", cname), cname)
             if node in hosts:
                 raise ValueError(f"cluster {cname!r}: endpoint {node!r} is listed twice")
             hosts[node] = _uint(e.get("load_balancing_weight", 1), "load_balancing_weight")
-            md = ((e.get("metadata") or {}).get("filter_metadata") or {}).get("envoy.lb") or {}
+            md = _section(_section(_section(e.get("metadata"), "metadata", cname).get(
+                "filter_metadata"), "filter_metadata", cname).get("envoy.lb"), "envoy.lb", cname)
             if isinstance(md.get("hash_key"), str) and md["hash_key"]:
                 keys[node] = md["hash_key"]
             locs[node] = loc

@@ -126,7 +126,9 @@ def _parse_server(spec: Any) -> tuple[str, str, int, int | None, str | None]:
     weight = None
     if text.startswith("["):  # [ipv6]:port[:weight]
         host, bracket, rest = text[1:].partition("]")
-        if not bracket or "[" in host or (":" in host and not _is_ipv6(host)):
+        # (a bracketed "/..." would be named "/...:port", which reads back as a socket path)
+        if (not bracket or "[" in host or not host or host.startswith("/")
+                or (":" in host and not _is_ipv6(host))):
             raise ValueError(f"bad server {spec!r}: expected '[IPv6 address]:port'")
         parts = rest.lstrip(":").split(":") if rest else []
     elif text.count(":") >= 2 and _is_ipv6(text.rpartition(":")[0]):
