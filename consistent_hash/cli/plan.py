@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import sys
 from typing import Any
 
@@ -126,7 +127,8 @@ def _fair_share(old: Any, new: Any) -> float | None:
         a, b = _shares(old), _shares(new)
     except (TypeError, ValueError):
         return None
-    return 0.5 * sum(abs(b.get(n, 0.0) - a.get(n, 0.0)) for n in set(a) | set(b))
+    # in name order: a set's order changes between processes, and float sums with it
+    return 0.5 * math.fsum(abs(b.get(n, 0.0) - a.get(n, 0.0)) for n in sorted(set(a) | set(b)))
 
 
 def _check_same_hash(old: Any, new: Any, args: argparse.Namespace) -> None:
