@@ -38,7 +38,8 @@ def main() -> int:
     # pymemcache's own settings, not ours: no ini file, so its `unit` marker is not refused by
     # our --strict-markers when a pyproject.toml of ours is an ancestor (the wheel's test run)
     return int(pytest.main(["-q", "-p", "no:cacheprovider", "-c", os.devnull,
-                            "--rootdir", os.path.dirname(test), test]))
+                            "--rootdir", os.path.dirname(test), "-o", "addopts=",
+                            "-o", "markers=unit: pymemcache's unit tests", test]))
 
 
 if __name__ == "__main__":
