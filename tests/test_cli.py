@@ -578,7 +578,9 @@ def test_progress_bar_on_a_terminal():
 
 
 def test_console_script():
-    exe = shutil.which("consistent-hash")
+    # The script installed with this interpreter (a venv's bin/ need not be on PATH), else PATH's
+    exe = (shutil.which("consistent-hash", path=os.path.dirname(sys.executable))
+           or shutil.which("consistent-hash"))
     if exe is None:
         pytest.skip("the consistent-hash console script is not installed (pip install .)")
     r = run("plan", "a,b", "a,b,c", "--format", "json", prefix=[exe])
