@@ -332,3 +332,21 @@ def test_envoy_config_of_the_wrong_shape_is_a_value_error(cluster: dict) -> None
 
     with pytest.raises(ValueError, match="must be a"):
         from_config(cluster)
+
+
+@pytest.mark.parametrize("text, what", [
+    ("static_resources:\n  clusters:\n  - a string, not a cluster\n", "an entry of static_resources"),
+    ("static_resources: 5\n", "static_resources must be a mapping"),
+    ("static_resources:\n  clusters: abc\n", "static_resources.clusters must be a list"),
+    ('{"clusters": [{"name": "c", "lb_policy": "MAGLEV"}, 3]}', "an entry of clusters"),
+    ("[1, 2]", "an entry of the list of clusters"),
+])
+def test_envoy_cluster_list_of_the_wrong_shape_is_a_value_error(text: str, what: str) -> None:
+    # Found by the sanitized fuzz_lb_config long run (its input is
+    # fuzz/corpus/lb_config/regress-envoy-cluster-not-a-mapping): a bootstrap whose
+    # static_resources.clusters held a string was an AttributeError ('str' has no 'get').
+    pytest.importorskip("yaml")
+    from consistent_hash.compat.envoy import from_config
+
+    with pytest.raises(ValueError, match=what):
+        from_config(text)

@@ -660,15 +660,33 @@ def _parse(text: Any) -> Any:
 
 def _clusters(doc: Any) -> list[Mapping[str, Any]]:
     if isinstance(doc, list):
-        return [c for c in doc if isinstance(c, Mapping)]
+        return _cluster_list(doc, "the list of clusters")
     if not isinstance(doc, Mapping):
         raise ValueError("the config holds no Envoy cluster")
     if "static_resources" in doc:
-        return list((doc["static_resources"] or {}).get("clusters") or [])
+        sr = doc["static_resources"]
+        if sr is None:
+            return []
+        if not isinstance(sr, Mapping):
+            raise ValueError(f"static_resources must be a mapping, got {type(sr).__name__!r}")
+        return _cluster_list(sr.get("clusters"), "static_resources.clusters")
     for key in ("clusters", "resources"):
         if key in doc and isinstance(doc[key], list):
-            return [c for c in doc[key] if isinstance(c, Mapping)]
+            return _cluster_list(doc[key], key)
     return [dict(doc)]
+
+
+def _cluster_list(value: Any, what: str) -> list[Mapping[str, Any]]:
+    """The clusters of a list (None: none); a list that is not one of mappings is refused."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"{what} must be a list of clusters, got {type(value).__name__!r}")
+    for c in value:
+        if not isinstance(c, Mapping):
+            raise ValueError(f"an entry of {what} must be a mapping (a cluster), got "
+                             f"{type(c).__name__!r}")
+    return value
 
 
 def _snake(doc: Any) -> Any:
