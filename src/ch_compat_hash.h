@@ -34,12 +34,14 @@
 #include <stdint.h>
 #include "ch_hash.h"
 
-static inline uint32_t ch_one_at_a_time(const uint8_t *p, size_t n)
+/* uc: 0 reads each byte as a signed char (x86 builds of libmemcached and twemproxy), 1 as
+ * unsigned (twemproxy built where char is unsigned, e.g. arm64). */
+static inline uint32_t ch_one_at_a_time_uc(const uint8_t *p, size_t n, int uc)
 {
     uint32_t v = 0;
     size_t i;
     for (i = 0; i < n; i++) {
-        v += (uint32_t)(int32_t)(int8_t)p[i];
+        v += uc ? (uint32_t)p[i] : (uint32_t)(int32_t)(int8_t)p[i];
         v += v << 10;
         v ^= v >> 6;
     }
@@ -47,6 +49,11 @@ static inline uint32_t ch_one_at_a_time(const uint8_t *p, size_t n)
     v ^= v >> 11;
     v += v << 15;
     return v;
+}
+
+static inline uint32_t ch_one_at_a_time(const uint8_t *p, size_t n)
+{
+    return ch_one_at_a_time_uc(p, n, 0);
 }
 
 static inline uint32_t ch_ketama_point(const uint8_t d[16], unsigned x)

@@ -153,16 +153,7 @@ static inline uint32_t ch_tw_crc32a(const uint8_t *p, size_t n) { return ~ch_tw_
 
 static inline uint32_t ch_tw_oaat(const uint8_t *p, size_t n, int uc)
 {
-    uint32_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        v += ch_tw__ch(p[i], uc);
-        v += v << 10;
-        v ^= v >> 6;
-    }
-    v += v << 3;
-    v ^= v >> 11;
-    v += v << 15;
-    return v;
+    return ch_one_at_a_time_uc(p, n, uc);  /* libmemcached's, with nutcracker's char sign */
 }
 
 static inline uint32_t ch_tw_fnv1_64(const uint8_t *p, size_t n, int uc)
