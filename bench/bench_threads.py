@@ -82,45 +82,36 @@ def cases(ring: Any, keys: list[str]) -> dict[str, tuple[Callable[..., Any], Any
     return out
 
 
+def thread_counts(usable: int) -> list[int]:
+    """1, 2, 4, ... up to the usable cores, and the usable count itself."""
+    counts = [1]
+    while counts[-1] * 2 <= usable:
+        counts.append(counts[-1] * 2)
+    if counts[-1] != usable:
+        counts.append(usable)
+    return counts
+
+
 def split_table(ring: Any, n: int, runs: int) -> None:
+    """ns/key of one call at each thread count (1, 2, 4, ... usable), runs interleaved, and
+    the speedup of each over threads=1; the default (threads=None) is the last column."""
     from consistent_hash import get_threads
 
+    usable = get_threads()
+    counts = thread_counts(usable)
     keys = make_keys(n)
-    print(f"### One call over threads: default (threads=None -> {get_threads()}) vs threads=1, "
-          f"{n:,} keys, 100 nodes x 160 vnodes\n")
-    print("| case | threads=1 ns/key | default ns/key | speedup |")
-    print("|---|---:|---:|---:|")
+    print(f"### One call over threads: threads=1, 2, ... up to the default (threads=None -> "
+          f"{usable}), {n:,} keys, 100 nodes x 160 vnodes\n")
+    print("| case | " + " | ".join(f"threads={t} ns/key" for t in counts) + " | "
+          + " | ".join(f"speedup at {t}" for t in counts[1:]) + " |")
+    print("|---|" + "---:|" * (2 * len(counts) - 1))
     for name, (fn, data) in cases(ring, keys).items():
-        one, dflt = interleaved([lambda fn=fn, data=data: fn(data, threads=1),
-                                 lambda fn=fn, data=data: fn(data)], runs)
-        print(f"| {name} | {one / n * 1e9:.2f} | {dflt / n * 1e9:.2f} | {one / dflt:.2f}x |")
+        calls = [lambda fn=fn, data=data, t=t: fn(data, threads=t) for t in counts[:-1]]
+        calls.append(lambda fn=fn, data=data: fn(data))  # the default: threads=None
+        times = interleaved(calls, runs)
+        print(f"| {name} | " + " | ".join(f"{t / n * 1e9:.2f}" for t in times) + " | "
+              + " | ".join(f"{times[0] / t:.2f}x" for t in times[1:]) + " |")
     print()
-
-
-def per_key(fn: Callable[..., Any], data: Any, runs: int) -> float:
-    """Median ns/key of fn(data) with the default threads (after one warm-up call)."""
-    fn(data)
-    return statistics.median([timed(lambda: fn(data)) for _ in range(runs)]) / len(data) * 1e9
-
-
-def per_key_windows(fn: Callable[..., Any], windows: list[Any], runs: int,
-                    keep: bool = False) -> float:
-    """Median ns/key of fn over consecutive windows of the big input, one call each: the same
-    keys as the big call, so neither is helped by a cache-resident input.  ``keep`` holds every
-    window's result until the round ends (as a caller assembling the whole answer does), so
-    each output is fresh memory like the big call's; without it, malloc hands the freed 4 MB
-    block back to the next call, already faulted in."""
-    n = sum(len(w) for w in windows)
-
-    def all_windows() -> None:
-        kept = [fn(w) for w in windows] if keep else None
-        if not keep:
-            for w in windows:
-                fn(w)
-        del kept
-
-    all_windows()
-    return statistics.median([timed(all_windows) for _ in range(runs)]) / n * 1e9
 
 
 def peak_extra(fn: Callable[..., Any], data: Any) -> int:
@@ -151,14 +142,27 @@ def growth_table(ring: Any, small: int, big: int, runs: int) -> None:
         # The big input as consecutive windows of `small` keys, one call each.
         windows = [data[i : i + small] for i in range(0, len(data), small)]
         rounds = max(5, runs)
-        ns_s = per_key_windows(fn, windows, rounds)
-        ns_b = per_key(fn, data, rounds)
-        ns_k = per_key_windows(fn, windows, rounds, keep=True)
-        # The same into a preallocated out=: without the page faults of a fresh output
-        # (glibc maps a 40 MB array afresh on every call, a 4 MB one is reused).
         out_s, out_b = np.empty(small, np.int32), np.empty(len(data), np.int32)
-        into_s = per_key_windows(lambda d, fn=fn, o=out_s: fn(d, o[: len(d)]), windows, rounds)
-        into_b = per_key(lambda d, fn=fn, o=out_b: fn(d, o), data, rounds)
+
+        def drop(fn: Any = fn, windows: list[Any] = windows) -> None:
+            for w in windows:
+                fn(w)
+
+        def keep(fn: Any = fn, windows: list[Any] = windows) -> None:
+            kept = [fn(w) for w in windows]
+            del kept
+
+        def into_windows(fn: Any = fn, windows: list[Any] = windows, o: Any = out_s) -> None:
+            for w in windows:
+                fn(w, o[: len(w)])
+
+        # All five interleaved round by round, so other work on the machine hits them alike.
+        # "into" = a preallocated out=, without the page faults of a fresh output (glibc maps
+        # a 40 MB array afresh on every call, a 4 MB one is reused).
+        n = len(data)
+        ns_s, ns_b, ns_k, into_s, into_b = (t / n * 1e9 for t in interleaved(
+            [drop, lambda fn=fn, data=data: fn(data), keep, into_windows,
+             lambda fn=fn, data=data, o=out_b: fn(data, o)], rounds))
         extra = peak_extra(fn, data)
         print(f"| {name} | {ns_s:.2f} | {ns_b:.2f} | {ns_b / ns_s:.2f}x | {ns_b / ns_k:.2f}x | "
               f"{into_b / into_s:.2f}x | {extra / 2**20:.2f} MB | {core / 2**20:.2f} MB |")

@@ -28,7 +28,11 @@ def test_bench_threads_tiny(capsys):
 
     bench_threads.main(["--keys", "5000", "--runs", "1", "--small", "3000", "--big", "6000"])
     text = capsys.readouterr().out
-    assert "| case | threads=1 ns/key | default ns/key | speedup |" in text
+    from consistent_hash import get_threads
+
+    counts = bench_threads.thread_counts(get_threads())
+    assert counts[0] == 1 and counts[-1] == get_threads()
+    assert "| case | " + " | ".join(f"threads={t} ns/key" for t in counts) in text
     assert "list of str" in text and "peak extra" in text
     bench_threads.main(["--threshold", "--runs", "1"])
     assert "Where a second thread pays" in capsys.readouterr().out
