@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import operator
 from collections.abc import Iterable, Mapping
@@ -81,3 +82,14 @@ def check_nulls(policy: str) -> bool:
     if policy == "none":
         return True
     raise ValueError(f'nulls must be "raise" or "none", got {policy!r}')
+
+
+def is_ip(text: str, v6: bool = False) -> bool:
+    """Whether text is an IP address literal (IPv4 or IPv6; only IPv6 with ``v6``), an IPv6
+    zone (``%eth0``) allowed: how server specs, node names and CLI lists tell an address from
+    a host name."""
+    try:
+        addr = ipaddress.ip_address(text.split("%", 1)[0])
+    except ValueError:
+        return False
+    return addr.version == 6 or not v6

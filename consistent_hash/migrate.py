@@ -74,7 +74,6 @@ from __future__ import annotations
 
 import base64
 import builtins
-import ipaddress
 import socket
 import time
 import urllib.parse
@@ -83,6 +82,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 import numpy as np
+
+from consistent_hash._validate import is_ip
 
 __all__ = ["Address", "MigrationError", "MigrationReport", "PairReport", "SourceReport",
            "migrate_memcached", "migrate_redis", "parse_address"]
@@ -128,12 +129,9 @@ def parse_address(node: str) -> Address:
                              "(or a unix socket path)")
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"node name {node!r}: bad port {port!r}")
-    if ":" in host or node.startswith("["):
-        try:
-            ipaddress.IPv6Address(host.split("%", 1)[0])
-        except ValueError:
-            raise ValueError(f"node name {node!r} is not an address: {host!r} is not an IPv6 "
-                             "address") from None
+    if (":" in host or node.startswith("[")) and not is_ip(host, v6=True):
+        raise ValueError(f"node name {node!r} is not an address: {host!r} is not an IPv6 "
+                         "address")
     return host, int(port)
 
 

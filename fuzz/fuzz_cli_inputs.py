@@ -15,7 +15,6 @@ must route as ``ring.get`` routes each key.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 
 import _harness  # noqa: I001

@@ -16,7 +16,6 @@ import _harness  # noqa: I001  (sets sys.path and instruments the package first)
 from routers import ROUTERS
 
 from consistent_hash import _format
-
 from consistent_hash.algorithms import maglev  # noqa: E402
 
 # Maglev accepts any prime table_size up to MAX_TABLE_SIZE (2**26) from a few bytes; a table

@@ -4,10 +4,10 @@ twemproxy rings): the bytes as a config text, handed to every reader listed in `
 A reader is added by listing it: ``("nginx", "consistent_hash.compat.nginx", "NginxRing",
 "from_config")`` names the module, the class (or None for a module-level function) and the
 reader; its seed configs go in ``fuzz/corpus/lb_config/`` (byte 0 of an input picks the
-reader, byte 1 the ``name=``), its tokens in ``fuzz/lb_config.dict``. An accepted config must give a router that
-round-trips through ``to_bytes`` / ``from_bytes`` and routes a few keys the same way through
-``get`` and ``get_many``; a bad one raises TypeError or ValueError. With no reader listed the
-target reports that and exits 0.
+reader, byte 1 the ``name=``), its tokens in ``fuzz/lb_config.dict``. An accepted config must
+give a router that round-trips through ``to_bytes`` / ``from_bytes`` and routes a few keys the
+same way through ``get`` and ``get_many``; a bad one raises TypeError or ValueError. With no
+reader listed the target reports that and exits 0.
 
     python fuzz/fuzz_lb_config.py [-atheris_runs=N] fuzz/corpus/lb_config
 """

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cli import ok, run
 
 from consistent_hash.analysis import migration_plan, movement
 from consistent_hash.compat import config
-from test_cli import ok, run
 
 HAPROXY = """defaults
   mode http

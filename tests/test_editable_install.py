@@ -36,8 +36,8 @@ def _run(cmd: list[str], cwd: Path, timeout: float = 600) -> subprocess.Complete
 
 @pytest.mark.skipif(not all((ROOT / name).exists() for name in
                             ("pyproject.toml", "setup.py", "src", "consistent_hash")),
-                    reason="needs the source tree (pyproject.toml, setup.py, src/, consistent_hash/) "
-                           "beside tests/")
+                    reason="needs the source tree (pyproject.toml, setup.py, src/, "
+                           "consistent_hash/) beside tests/")
 def test_mypy_sees_an_editable_install(tmp_path: Path) -> None:
     pytest.importorskip("mypy", reason="mypy is not installed (pip install '.[test]')")
     pytest.importorskip("Cython", reason="building the extension needs Cython")

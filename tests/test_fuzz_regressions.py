@@ -335,7 +335,8 @@ def test_envoy_config_of_the_wrong_shape_is_a_value_error(cluster: dict) -> None
 
 
 @pytest.mark.parametrize("text, what", [
-    ("static_resources:\n  clusters:\n  - a string, not a cluster\n", "an entry of static_resources"),
+    ("static_resources:\n  clusters:\n  - a string, not a cluster\n",
+     "an entry of static_resources"),
     ("static_resources: 5\n", "static_resources must be a mapping"),
     ("static_resources:\n  clusters: abc\n", "static_resources.clusters must be a list"),
     ('{"clusters": [{"name": "c", "lb_policy": "MAGLEV"}, 3]}', "an entry of clusters"),

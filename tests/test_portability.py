@@ -18,17 +18,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from servers import require
 
 from consistent_hash import HashRing
-from servers import require
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "tools" / "portable" / "core_check.c"
 FLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function", "-std=c11"]
 xxhash = pytest.importorskip("xxhash")
 
-pytestmark = pytest.mark.skipif(not (SOURCE.is_file() and (REPO / "src" / "ch_threads.h").is_file()),
-                                reason="needs the source tree (tools/portable, src/) beside tests/")
+pytestmark = pytest.mark.skipif(
+    not (SOURCE.is_file() and (REPO / "src" / "ch_threads.h").is_file()),
+    reason="needs the source tree (tools/portable, src/) beside tests/")
 
 
 @pytest.fixture(scope="module")

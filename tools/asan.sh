@@ -5,14 +5,9 @@
 #
 #   tools/asan.sh [pytest args...]        e.g. tools/asan.sh -x -q tests/test_fuzz.py
 set -euo pipefail
-here="$(cd "$(dirname "$0")/.." && pwd)"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-git -C "$here" ls-files -z | (cd "$here" && xargs -0 cp --parents -t "$work")
-cp -r "$here/tests" "$work/" 2>/dev/null || true
-cd "$work"
-CC=${CC:-gcc} CONSISTENT_HASH_SANITIZE=address,undefined \
-  python setup.py -q build_ext --inplace 2>&1 | grep -v -E "^(warning|Compiling|\[)" || true
+# shellcheck source=tools/_sanitized_tree.sh
+. "$(dirname "$0")/_sanitized_tree.sh"
+sanitized_tree address,undefined   # sets $here and $work, and cds into $work
 libasan="$(${CC:-gcc} -print-file-name=libasan.so)"
 libubsan="$(${CC:-gcc} -print-file-name=libubsan.so)"
 export LD_PRELOAD="$libasan:$libubsan"

@@ -10,14 +10,9 @@
 # The interpreter is not built with TSan; tools/tsan.supp suppresses races reported inside
 # the interpreter (and NumPy / pyarrow) only, never in consistent_hash. See that file.
 set -euo pipefail
-here="$(cd "$(dirname "$0")/.." && pwd)"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-git -C "$here" ls-files -z | (cd "$here" && xargs -0 cp --parents -t "$work")
-cp -r "$here/tests" "$work/" 2>/dev/null || true
-cd "$work"
-CC=${CC:-gcc} CONSISTENT_HASH_SANITIZE=thread \
-  python setup.py -q build_ext --inplace 2>&1 | grep -v -E "^(warning|Compiling|\[)" || true
+# shellcheck source=tools/_sanitized_tree.sh
+. "$(dirname "$0")/_sanitized_tree.sh"
+sanitized_tree thread   # sets $here and $work, and cds into $work
 libtsan="$(${CC:-gcc} -print-file-name=libtsan.so)"
 # The interpreter itself, not a wrapper script in front of it (pyenv's shim is a bash
 # script, which does not run under a preloaded TSan).

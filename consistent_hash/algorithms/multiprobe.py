@@ -31,9 +31,9 @@ class MultiProbe(NodeSet):
     nearest to its probe wins (ties to the earlier probe).  With the default 21 probes the
     peak-to-mean load is typically 1.02-1.05, but it is a property of the placement: a node
     whose point closely follows another's can get far less than its share (check a layout
-    with ``analysis.balance``; the documentation's MultiProbe page shows the spread).  Adding a node moves keys only to it; removing one moves
-    only its keys.  No weights (use Rendezvous, Maglev or HashRing).  Cost: ``probes`` ring
-    searches per key.
+    with ``analysis.balance``; the documentation's MultiProbe page shows the spread).  Adding a
+    node moves keys only to it; removing one moves only its keys.  No weights (use Rendezvous,
+    Maglev or HashRing).  Cost: ``probes`` ring searches per key.
 
     Examples
     --------

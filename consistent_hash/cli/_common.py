@@ -5,7 +5,6 @@ ring file or a node list: ``router_from_spec``)."""
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import math
 import os
@@ -15,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO, TypeAlias
 
 from consistent_hash import HashRing, ringfile
+from consistent_hash._validate import is_ip
 
 
 class UserError(Exception):
@@ -175,11 +175,7 @@ def _ip(text: str) -> bool:
     """An IP address literal: IPv4, IPv6 (a zone allowed) or "[IPv6]"."""
     if text.startswith("[") and text.endswith("]"):
         text = text[1:-1]
-    try:
-        ipaddress.ip_address(text.split("%", 1)[0])
-    except ValueError:
-        return False
-    return True
+    return is_ip(text)
 
 
 def _host_port(head: str, port: str) -> bool:

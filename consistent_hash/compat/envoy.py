@@ -658,35 +658,18 @@ def _parse(text: Any) -> Any:
         raise ValueError(f"text is neither JSON nor YAML Envoy can read: {e}") from None
 
 
-def _clusters(doc: Any) -> list[Mapping[str, Any]]:
+def _clusters(doc: Any) -> list[dict[str, Any]]:
     if isinstance(doc, list):
-        return _cluster_list(doc, "the list of clusters")
+        return _entries(doc, "the list of clusters")
     if not isinstance(doc, Mapping):
         raise ValueError("the config holds no Envoy cluster")
     if "static_resources" in doc:
-        sr = doc["static_resources"]
-        if sr is None:
-            return []
-        if not isinstance(sr, Mapping):
-            raise ValueError(f"static_resources must be a mapping, got {type(sr).__name__!r}")
-        return _cluster_list(sr.get("clusters"), "static_resources.clusters")
+        return _entries(_section(doc["static_resources"], "static_resources").get("clusters"),
+                        "static_resources.clusters")
     for key in ("clusters", "resources"):
         if key in doc and isinstance(doc[key], list):
-            return _cluster_list(doc[key], key)
+            return _entries(doc[key], key)
     return [dict(doc)]
-
-
-def _cluster_list(value: Any, what: str) -> list[Mapping[str, Any]]:
-    """The clusters of a list (None: none); a list that is not one of mappings is refused."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ValueError(f"{what} must be a list of clusters, got {type(value).__name__!r}")
-    for c in value:
-        if not isinstance(c, Mapping):
-            raise ValueError(f"an entry of {what} must be a mapping (a cluster), got "
-                             f"{type(c).__name__!r}")
-    return value
 
 
 def _snake(doc: Any) -> Any:
@@ -738,23 +721,24 @@ def _address_name(address: Mapping[str, Any], cluster: str) -> str:
         "and give each endpoint a hostname, or list IP addresses")
 
 
-def _section(value: Any, what: str, cname: str) -> dict[str, Any]:
-    """A nested mapping of a cluster config (None: empty); anything else is a ValueError."""
+def _section(value: Any, what: str, cname: str | None = None) -> dict[str, Any]:
+    """A nested mapping of the config (None: empty); anything else is a ValueError naming it
+    (and its cluster, ``cname``, inside one)."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise ValueError(f"cluster {cname!r}: {what} must be a mapping, got "
-                         f"{type(value).__name__!r}")
+        where = "" if cname is None else f"cluster {cname!r}: "
+        raise ValueError(f"{where}{what} must be a mapping, got {type(value).__name__!r}")
     return dict(value)
 
 
-def _entries(value: Any, what: str, cname: str) -> list[dict[str, Any]]:
-    """A nested list of mappings of a cluster config (None: empty)."""
+def _entries(value: Any, what: str, cname: str | None = None) -> list[dict[str, Any]]:
+    """A nested list of mappings of the config (None: empty)."""
     if value is None:
         return []
     if not isinstance(value, (list, tuple)):
-        raise ValueError(f"cluster {cname!r}: {what} must be a list, got "
-                         f"{type(value).__name__!r}")
+        where = "" if cname is None else f"cluster {cname!r}: "
+        raise ValueError(f"{where}{what} must be a list, got {type(value).__name__!r}")
     return [_section(v, f"an entry of {what}", cname) for v in value]
 
 

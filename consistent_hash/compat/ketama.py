@@ -48,7 +48,6 @@ at or after its hash, wrapping round.
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import struct
 import threading
@@ -62,6 +61,7 @@ from consistent_hash import _format
 from consistent_hash._hashes import compat_hasher
 from consistent_hash._ring import POINTS_DIGEST, POINTS_HASH, _Ring, compat_points, sort_points
 from consistent_hash._router import Router
+from consistent_hash._validate import is_ip
 
 __all__ = ["KETAMA_MODES", "KetamaRing", "behaviors_mode", "point_counts"]
 
@@ -105,14 +105,6 @@ def point_counts(weights: list[int], arithmetic: str) -> list[int]:
     return out
 
 
-def _is_ipv6(host: str) -> bool:
-    try:
-        ipaddress.IPv6Address(host.split("%", 1)[0])
-    except ValueError:
-        return False
-    return True
-
-
 def _parse_server(spec: Any) -> tuple[str, str, int, int | None, str | None]:
     """(normalised "host:port", host, port, weight or None, twemproxy name or None)."""
     if not isinstance(spec, str):
@@ -128,13 +120,13 @@ def _parse_server(spec: Any) -> tuple[str, str, int, int | None, str | None]:
         host, bracket, rest = text[1:].partition("]")
         # (a bracketed "/..." would be named "/...:port", which reads back as a socket path)
         if (not bracket or "[" in host or not host or host.startswith("/")
-                or (":" in host and not _is_ipv6(host))):
+                or (":" in host and not is_ip(host, v6=True))):
             raise ValueError(f"bad server {spec!r}: expected '[IPv6 address]:port'")
         parts = rest.lstrip(":").split(":") if rest else []
-    elif text.count(":") >= 2 and _is_ipv6(text.rpartition(":")[0]):
+    elif text.count(":") >= 2 and is_ip(text.rpartition(":")[0], v6=True):
         host, _, port_text = text.rpartition(":")  # bare "v6:port", as HashClient names it
         parts = [port_text]
-    elif text.count(":") >= 2 and _is_ipv6(text):
+    elif text.count(":") >= 2 and is_ip(text, v6=True):
         host, parts = text, []  # a bare IPv6 address: the default port
     else:
         host, *parts = text.split(":")
