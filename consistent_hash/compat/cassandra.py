@@ -151,6 +151,7 @@ class TokenRing(Router):
     __slots__ = ("_tokens",)
     _kind = KIND_TOKENRING
     _replicas = True
+    _walk_on = True  # a down node's ranges go to their next replica; the tokens stay
 
     def __init__(self, tokens: Mapping[str, Iterable[int]] | None = None) -> None:
         self._lock = threading.Lock()
@@ -191,7 +192,7 @@ class TokenRing(Router):
         sort_pairs(pos, own)
         core = _Ring(pos, own, names, _SERVER)
         self._tokens = tokens
-        self._core = core
+        self._set_core(core)
 
     # -- lookups ----------------------------------------------------------------------------
 
@@ -218,7 +219,7 @@ class TokenRing(Router):
         n = check_n(n)
         core = self._core
         core.check_nonempty()
-        r = min(n, len(core.nodes))
+        r = min(n, int(core.live))
         i = core.position_index(_token(token) + (1 << 63))
         return [core.nodes[j] for j in core.replica_table(r)[i]]
 
@@ -286,10 +287,11 @@ class TokenRing(Router):
         return [(t, core.nodes[o]) for t, o in zip(toks, core.owners.tolist(), strict=True)]
 
     def ownership(self) -> dict[str, float]:
-        """Each node's exact share of the token range (as ``nodetool status`` "Owns")."""
+        """Each node's exact share of the token range (as ``nodetool status`` "Owns"); a node
+        marked down receives 0 (its ranges go to their next replicas)."""
         core = self._core
-        return dict(zip(core.nodes, arc_shares(core.positions, core.owners, len(core.nodes)),
-                        strict=True))
+        return dict(zip(core.nodes, arc_shares(core.positions, core.routing_owners,
+                                               len(core.nodes)), strict=True))
 
     def __contains__(self, node: object) -> bool:
         return node in self._tokens

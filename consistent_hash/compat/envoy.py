@@ -432,7 +432,7 @@ class EnvoyRingHash(_EnvoyRouter):
         for (i, _), c in zip(norm, counts, strict=True):
             per[hosts.names[i]] = c
         self._hosts, self._counts = hosts, per
-        self._core = core
+        self._set_core(core)
 
     # -- introspection ----------------------------------------------------------------------
 
@@ -576,7 +576,7 @@ class EnvoyMaglev(_EnvoyRouter):
         core = _EnvoyMaglev(hosts.names, _key_hasher(), m, offsets, skips,
                             [w for _, _, w in entries], [i for _, i, _ in entries])
         self._hosts = hosts
-        self._core = core
+        self._set_core(core)
 
     @property
     def table_size(self) -> int:

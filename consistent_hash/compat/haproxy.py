@@ -241,7 +241,7 @@ class HAProxyBackend(Router):
         self._servers = specs
         self._ids = tuple(puids)
         self._points, self._point_owners = keys, own
-        self._core = core
+        self._set_core(core)
 
     # -- changes ----------------------------------------------------------------------------
 
@@ -279,6 +279,10 @@ class HAProxyBackend(Router):
     def set_weight(self, name: str, weight: int) -> None:
         """Change a server's weight (0..256; ``set server be/name weight N``)."""
         self._replace(name, 1, _check_weight(weight, name))
+
+    def _remove_down(self, name: str) -> None:
+        # A down server leaves the tree, as a disabled one does; no server is renumbered.
+        self.disable(name)
 
     def disable(self, name: str) -> None:
         """Put a server in maintenance (the ``disabled`` keyword, or the server down)."""
@@ -356,7 +360,8 @@ class HAProxyBackend(Router):
         return owners
 
     def ownership(self) -> dict[str, float]:
-        """The exact share of the 2**32 hashes each server receives."""
+        """The exact share of the 2**32 hashes each server receives (a server that is
+        disabled or marked down receives 0)."""
         pos = self._core.positions >> np.uint64(32)
         out = {n: 0.0 for n in self.nodes}
         if len(pos) == 0:

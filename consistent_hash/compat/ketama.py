@@ -284,7 +284,7 @@ class KetamaRing(Router):
         sort_points(pos, own)  # ties: the earlier server first, as the originals' stable sort
         core = _Ring(pos, own, names, compat_hasher(_KEY_HASHES[self._hash_name]))
         self._specs, self._weights = specs, {n: ws[n] for n in names}
-        self._core = core
+        self._set_core(core)
 
     # -- changes ----------------------------------------------------------------------------
 

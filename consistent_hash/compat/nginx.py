@@ -167,6 +167,7 @@ class NginxUpstream(Router):
 
     __slots__ = ("_consistent", "_servers", "_weights", "_down")
     _kind = KIND_NGINX
+    _down_in_payload = True  # each server's `down` flag is in the payload, as in nginx.conf
     _hash_shift = 32  # hash(key) is CRC-32(key), carried in the top half of the core's hashes
 
     def __init__(self, servers: Iterable[str] = (), weights: Mapping[str, int] | None = None,

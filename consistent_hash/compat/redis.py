@@ -154,7 +154,7 @@ class SlotMap(Router):
 
     def _set(self, table: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> None:
         self._lock = threading.Lock()
-        self._core = _SlotTable(table, nodes, _HASHER)
+        self._set_core(_SlotTable(table, nodes, _HASHER))
 
     @classmethod
     def _from_table(cls, table: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> SlotMap:

@@ -271,7 +271,7 @@ class TwemproxyPool(Router):
                               [ws[nodes[i]] for i in live]) if live else np.empty(0, np.int32)
             core = _Modula(table, nodes, hasher)
         self._servers, self._weights, self._ejected = servers, dict(ws), ejected
-        self._core = core
+        self._set_core(core)
 
     # -- changes ----------------------------------------------------------------------------
 
