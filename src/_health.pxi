@@ -27,18 +27,24 @@ cdef class _HealthRing(_Ring):
         cdef Py_ssize_t k = len(self.nodes)
         mask = np.zeros(max(k, 1), dtype=np.uint8)
         mask[:k] = _node_mask(self.nodes, down)
+        ids = np.flatnonzero(mask[:k]).astype(np.int32)
         eff = np.empty(max(<Py_ssize_t>self.n, 1), dtype=np.int32)
         cdef const uint8_t[::1] mv = mask
+        cdef const int32_t[::1] iv = ids if len(ids) else np.zeros(1, dtype=np.int32)
+        cdef int nd = <int>len(ids)
         cdef int32_t[::1] ev = eff
         if self.n:
             with nogil:
-                ch_health_owners(self.own, &mv[0], self.n, &ev[0])
+                if nd <= CH_HEALTH_FEW:  # one copy, and only the down positions rewritten
+                    ch_health_owners_few(self.own, &iv[0], nd, self.n, &ev[0])
+                else:
+                    ch_health_owners(self.own, &mv[0], self.n, &ev[0])
         eff.flags.writeable = False
         self._eff = eff
         self.own = &ev[0]
         self.down = down
         if self.n:
-            self.live = k - int(mask[:k].sum())
+            self.live = k - nd
         if down:
             self.empty_message = "every node of the ring is marked down"
         return 0
