@@ -25,7 +25,25 @@ from typing import Any
 MAGIC = b"\x89CHR"
 VERSION = 2  # the newest version written; VERSIONS are read
 VERSIONS = (1, 2)
-KIND_HASHRING = 1
+# The envelope's kind of every router class: one table, each number once (tests check it).
+KINDS: dict[str, int] = {
+    "HashRing": 1,
+    "JumpHash": 16,
+    "Rendezvous": 17,
+    "Maglev": 18,
+    "MultiProbe": 19,
+    "MementoHash": 20,
+    "KetamaRing": 21,
+    "SlotMap": 22,
+    "TokenRing": 23,
+    "RingRouter": 30,  # rings defined outside the library (the payload names their class)
+    "TwemproxyPool": 40,
+    "NginxUpstream": 60,
+    "HAProxyBackend": 65,
+    "EnvoyRingHash": 80,
+    "EnvoyMaglev": 81,
+}
+KIND_HASHRING = KINDS["HashRing"]
 _HEADER = struct.Struct("<4sHHI")
 
 

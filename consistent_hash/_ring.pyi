@@ -432,6 +432,15 @@ def compat_points(
     """Points of labels prefixes[i] + ascii(decimal j), j < labels[i], in generation order:
     (positions uint64, owners int32), unsorted."""
 
+TIES_KEEP: int
+TIES_FIRST: int
+TIES_LAST: int
+
+def ring_points(positions: npt.ArrayLike, owners: npt.ArrayLike, ties: int = ...
+                ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+    """The one ring builder: points in generation order sorted by (position, generation),
+    the tie rule applied to equal positions."""
+
 def sort_points(pos: npt.NDArray[np.uint64], gen: npt.NDArray[np.int32]) -> None:
     """Sort points in place by (position, generation index)."""
 

@@ -339,9 +339,12 @@ class Router:
         new = object.__new__(type(self))
         for cls in type(self).__mro__:
             for slot in getattr(cls, "__slots__", ()):
-                if slot != "__weakref__" and hasattr(self, slot):
+                if slot not in ("__weakref__", "__dict__") and hasattr(self, slot):
                     value = getattr(self, slot)
                     setattr(new, slot, value.copy() if isinstance(value, (dict, list)) else value)
+        if hasattr(self, "__dict__"):  # a subclass defined outside the library, without slots
+            new.__dict__.update({k: v.copy() if isinstance(v, (dict, list)) else v
+                                 for k, v in self.__dict__.items()})
         new._lock = threading.Lock()
         return new
 

@@ -19,6 +19,7 @@ from consistent_hash._ring import (
     ring_insert,
     ring_remove,
 )
+from consistent_hash._ringbase import arc_shares
 from consistent_hash._router import HashedRouter, weights_repr
 from consistent_hash._validate import (
     MAX_TOTAL_VNODES,
@@ -275,31 +276,3 @@ def check_budget(weights: Mapping[str, Any], vnodes: Any, max_vnodes: int) -> No
     if total > max_vnodes:
         raise _format.FormatError(f"the layout would have about {total:.3g} vnodes, more than "
                          f"max_vnodes={max_vnodes}; pass a larger max_vnodes if you trust it")
-
-
-def arc_shares(positions: npt.NDArray[np.uint64], owners: npt.NDArray[np.int32], n: int
-               ) -> list[float]:
-    """Exact share of the hash space per node index, correctly rounded to a float.
-
-    Position i owns the arc (p[i-1], p[i]]; the first position also owns the wrap-around arc
-    (p[-1], 2**64) + [0, p[0]].  Arc lengths are summed per node exactly, in two 32-bit
-    halves (each half-sum fits in 64 bits), and divided by 2**64 as Python integers."""
-    V = len(positions)
-    if V == 0:
-        return [0.0] * n
-    arcs = np.empty(V, dtype=np.uint64)
-    arcs[1:] = np.diff(positions)
-    with np.errstate(over="ignore"):
-        arcs[0] = positions[0] - positions[-1]  # the wrap arc, mod 2**64
-    order = np.argsort(owners, kind="stable")
-    sorted_owners = owners[order]
-    starts = np.flatnonzero(np.r_[True, sorted_owners[1:] != sorted_owners[:-1]])
-    lo = np.add.reduceat(arcs[order] & np.uint64(0xFFFFFFFF), starts)
-    hi = np.add.reduceat(arcs[order] >> np.uint64(32), starts)
-    totals = [0] * n
-    for node, h, low in zip(sorted_owners[starts].tolist(), hi.tolist(), lo.tolist(),
-                            strict=True):
-        totals[node] = (h << 32) + low
-    if int(arcs[0]) == 0:  # every position equal: the first owner holds the whole circle
-        totals[int(owners[0])] += 1 << 64
-    return [t / (1 << 64) for t in totals]

@@ -33,6 +33,7 @@ from consistent_hash.compat.envoy import EnvoyMaglev, EnvoyRingHash
 from consistent_hash.compat.haproxy import HAProxyBackend
 from consistent_hash.compat.nginx import NginxUpstream
 from consistent_hash.compat.twemproxy import TwemproxyPool
+from ringrouter_example import FastringRing
 
 __all__ = ["BOUNDED", "EXTRA_NODE", "NODES", "ROUTERS", "RouterSpec", "by_name", "node_names",
            "spec_id"]
@@ -180,6 +181,13 @@ ROUTERS += [
     RouterSpec("TwemproxyPool", TwemproxyPool,
                lambda nodes, **kw: TwemproxyPool(nodes, **kw),
                replicas=False, int_keys="hashed", mutable=True),
+]
+
+# A ring defined outside the library on the public base (tests/ringrouter_example.py).
+ROUTERS += [
+    RouterSpec("FastringRing", FastringRing,
+               lambda nodes, **kw: FastringRing(nodes, vnodes=32, **kw),
+               replicas=True, int_keys="hashed", mutable=True, takes_hash=True),
 ]
 
 BOUNDED: list[RouterSpec] = [s for s in ROUTERS if s.bounded]

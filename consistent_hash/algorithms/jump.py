@@ -19,7 +19,7 @@ from consistent_hash.algorithms._nodes import bucket_names, bucket_repr
 
 __all__ = ["JumpHash", "jump_hash"]
 
-KIND_JUMP = 16
+KIND_JUMP = _format.KINDS["JumpHash"]
 
 
 class JumpHash(HashedRouter):

@@ -19,7 +19,7 @@ from consistent_hash.algorithms._nodes import bucket_names, bucket_repr, node_li
 
 __all__ = ["MementoHash"]
 
-KIND_MEMENTO = 20
+KIND_MEMENTO = _format.KINDS["MementoHash"]
 
 
 class MementoHash(HashedRouter):

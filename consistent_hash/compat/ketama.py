@@ -73,7 +73,7 @@ _DEFAULT_HASH = {"ketama_weighted": "md5", "ketama": "one_at_a_time",
 # the modes that model libmemcached (they take unix socket paths as servers)
 _LIBMEMCACHED_MODES = ("ketama_weighted", "ketama", "consistent_weighted", "spy", "spy_weighted")
 _KEY_HASHES = {"md5": "ketama_md5", "one_at_a_time": "one_at_a_time"}
-KIND_KETAMA = 21
+KIND_KETAMA = _format.KINDS["KetamaRing"]
 _MAX_WEIGHT = (1 << 32) - 1
 
 

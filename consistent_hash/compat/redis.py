@@ -42,7 +42,7 @@ __all__ = ["SLOTS", "SlotMap", "SlotMove", "redis_slot", "redis_slots"]
 
 SLOTS = 16384
 _HASHER = compat_hasher("redis_slot")
-KIND_SLOTMAP = 22
+KIND_SLOTMAP = _format.KINDS["SlotMap"]
 
 
 def redis_slot(key: Key | float, bucket: int = SLOTS) -> int:
