@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ringrouter_example import FastringRing
+
 from consistent_hash import (
     HashRing,
     JumpHash,
@@ -33,7 +35,6 @@ from consistent_hash.compat.envoy import EnvoyMaglev, EnvoyRingHash
 from consistent_hash.compat.haproxy import HAProxyBackend
 from consistent_hash.compat.nginx import NginxUpstream
 from consistent_hash.compat.twemproxy import TwemproxyPool
-from ringrouter_example import FastringRing
 
 __all__ = ["BOUNDED", "EXTRA_NODE", "NODES", "ROUTERS", "RouterSpec", "by_name", "node_names",
            "spec_id"]
