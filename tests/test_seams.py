@@ -325,3 +325,37 @@ def test_seam_migrate_memcached() -> None:
 
 def test_seam_migrate_redis() -> None:
     _seam_migrations("redis")
+
+
+# -- the command line reads the same state -------------------------------------------------------
+
+def test_cli_plan_and_inspect_see_down_marks(tmp_path: Any) -> None:
+    """plan between two ring files (one with a node marked down) is exactly the library's
+    movement and migration plan, range for range; inspect shows the mark and a share of 0."""
+    import json
+    import subprocess
+    import sys
+
+    old = HashRing(["a", "b", "c", "d"])
+    new = old.copy()
+    new.mark_down("b")
+    ringfile.save(old, tmp_path / "old.ring")
+    ringfile.save(new, tmp_path / "new.ring")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+
+    def cli(*args: str) -> Any:
+        r = subprocess.run([sys.executable, "-m", "consistent_hash", *args], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120, env=env)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    plan = cli("plan", "old.ring", "new.ring", "--json")
+    want = migration_plan(old, new)
+    assert plan["exact"] and plan["moved"] == movement(old, new).moved == want.moved > 0.2
+    assert [(r["start"], r["end"], r["from"], r["to"]) for r in plan["ranges"]] == want.ranges
+    back = cli("plan", "new.ring", "old.ring", "--json")
+    assert back["moved"] == plan["moved"]
+    info = cli("inspect", "new.ring", "--json")
+    assert info["down"] == ["b"] and info["fingerprint"] == new.fingerprint()
+    assert {n["node"]: (n["down"], n["share"]) for n in info["nodes"]}["b"] == (True, 0.0)
