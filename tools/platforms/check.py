@@ -24,20 +24,30 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import tomllib
 import trees
 from trees import TREES, log
 
-# the test modules that read tests/data's golden vectors, and the -k that picks those tests
-# (live-server tests in the same modules are left out: no server runs in the trees)
+# The selection, one pytest run (pyproject's [tool.cibuildwheel] test-command is the same, checked
+# by check_selection_covers): the tests of every golden-vector file under tests/data (the modules
+# that read them, tests with "vector" in their name: not the live-server tests beside them), the
+# hash functions, the conformance suite and the cross-platform bytes.
 VECTOR_MODULES = ["test_vectors", "test_compat_vectors", "test_algorithms", "test_envoy",
                   "test_haproxy", "test_nginx", "test_twemproxy"]
-VECTOR_K = "vector"
-# Under qemu (5-20x slower): every surface test of the conformance suite for every router, but
-# only the key containers NumPy and plain Python build (no pyarrow, pandas or polars kinds: on
-# s390x they do not exist; on arm64 they run natively in CI's GitHub workflow), and without the
-# exhaustive bad-input matrices. Measured: about 4 minutes per emulated tree here.
-EMULATED_CONFORMANCE = ("not pa_ and not pd_ and not pl_ and not unsupported_key_type_named "
-                        "and not keys_not_a_container and not bad_out_rejected")
+FILES = [f"tests/{m}.py" for m in VECTOR_MODULES] + [
+    "tests/test_hash_functions.py", "tests/test_conformance.py", "tests/test_platform_bytes.py"]
+SELECTION = "vector or hash_functions or conformance or platform_bytes"
+# Under qemu (5-20x slower), a subset of the conformance suite: for every router, the container
+# tests (routing, hashing and replicas of each container kind against a plain list) on the kinds
+# NumPy and Python build (pyarrow, pandas and polars have no s390x wheels; on arm64 they run in
+# the GitHub workflow), pickle, copy, to_bytes, out=, repr, nodes and the other surface tests,
+# without the bad-input matrices (error messages: Python logic, platform-independent) and the
+# same-machine bytes round trip (the other machines' bytes are checked instead).
+EMULATED_SELECTION = (
+    "vector or hash_functions or (conformance and not pa_ and not pd_ and not pl_ and not "
+    "unsupported and not bad_ and not nulls and not empty and not keys_not_a_container and not "
+    "lone_surrogate and not missing_key and not wrong_type and not internal_hashes and not "
+    "rejects and not no_replicas and not unhashable)")
 TEST_REQUIREMENTS = ["pytest", "hypothesis", "xxhash", "mmh3"]
 CONTAINER_LIBS = ["pandas", "pyarrow", "polars"]   # where PyPI has wheels
 
@@ -77,13 +87,8 @@ def unpack_tests(sdist: Path, dest: Path) -> None:
     (dest / top).rmdir()
 
 
-def selection(emulated: bool) -> list[tuple[str, str]]:
-    """(label, pytest arguments) of each run."""
-    vectors = " ".join(f"tests/{m}.py" for m in VECTOR_MODULES)
-    conf = "tests/test_conformance.py" + (f' -k "{EMULATED_CONFORMANCE}"' if emulated else "")
-    return [("golden vectors", f'{vectors} -k "{VECTOR_K}"'),
-            ("hash functions", "tests/test_hash_functions.py"),
-            ("conformance" + (" (emulated subset)" if emulated else ""), conf)]
+def pytest_args(emulated: bool) -> str:
+    return " ".join(FILES) + f' -k "{EMULATED_SELECTION if emulated else SELECTION}"'
 
 
 def run_target(target: Target, dist: Path, work: Path, artifacts: Path) -> dict[str, float]:
@@ -135,13 +140,11 @@ def run_target(target: Target, dist: Path, work: Path, artifacts: Path) -> dict[
         if "moved" not in main.lower() and "move" not in main.lower():
             raise SystemExit(f"{tree.name}: python -m consistent_hash printed:\n{main}")
         times["python -m consistent_hash"] = time.monotonic() - t0
-        print(f"--- {tree.name}: python -m consistent_hash\n{main.strip()}", flush=True)
-        for label, args in selection(target.emulated):
-            t0 = time.monotonic()
-            log(f"{tree.name}: {label}")
-            trees.run_in(tree, f"cd /mnt/ch/{run.name} && nice -n 19 python -m pytest -q -ra "
-                               f"-p no:cacheprovider {args}", env=env)
-            times[label] = time.monotonic() - t0
+        log(f"{tree.name}: python -m consistent_hash printed\n{main.strip()}")
+        t0 = time.monotonic()
+        trees.run_in(tree, f"cd /mnt/ch/{run.name} && nice -n 19 python -m pytest -q -ra "
+                           f"-p no:cacheprovider {pytest_args(target.emulated)}", env=env)
+        times["tests"] = time.monotonic() - t0
         t0 = time.monotonic()
         trees.run_in(tree, f"cd /mnt/ch/{run.name} && python tests/platform_bytes.py write "
                            f"/mnt/art/{tree.name}", env=env)
@@ -169,9 +172,16 @@ def cleanup(target: Target) -> None:
         shutil.rmtree(tree.path / d, ignore_errors=True)
 
 
-def check_selection_covers(tests: Path) -> None:
-    missing = vector_files_covered(tests)
+def check_selection_covers(repo: Path) -> None:
+    """The selection reads every golden-vector file, and the GitHub wheel workflow's test
+    command (pyproject's [tool.cibuildwheel]) is the same selection."""
+    missing = vector_files_covered(repo / "tests")
     if missing:
         raise SystemExit(f"golden-vector files no selected test module reads: {missing} "
                          f"(add the module to tools/platforms/check.py VECTOR_MODULES)")
+    with open(repo / "pyproject.toml", "rb") as f:
+        command = tomllib.load(f)["tool"]["cibuildwheel"]["test-command"]
+    if not (all(f in command.split() for f in FILES) and f'-k "{SELECTION}"' in command):
+        raise SystemExit("pyproject's [tool.cibuildwheel] test-command is not the selection "
+                         f"of tools/platforms/check.py: {command!r}")
 

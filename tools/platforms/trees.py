@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -36,7 +37,7 @@ CACHE = Path(os.environ.get("CONSISTENT_HASH_PLATFORMS_CACHE",
 RECIPE = 1  # bump when what goes into a tree changes: every cached tree is then rebuilt
 
 BASE = ("python3", "python3-venv", "python3-dev", "ca-certificates")
-DEV = ("python{v}-dev", "libpython{v}-dev", "libpython{v}-stdlib")
+DEV = ("python{v}-dev", "libpython{v}-dev", "libpython{v}-stdlib", "libpython{v}-minimal")
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,24 @@ def extract(archive: Path, dest: Path, members: Callable[[str], bool] | None = N
             t.extractall(dest, members=chosen)
 
 
+_out = threading.local()  # where this thread's commands and messages go (output_to)
+
+
+@contextlib.contextmanager
+def output_to(path: Path) -> Iterator[None]:
+    """Send this thread's log lines and tree commands' output to ``path`` (steps that run in
+    parallel threads keep their output apart)."""
+    with open(path, "a", buffering=1) as f:
+        _out.file = f
+        try:
+            yield
+        finally:
+            _out.file = None
+
+
 def log(msg: str) -> None:
-    print(f"[platforms {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+    print(f"[platforms {time.strftime('%H:%M:%S')}] {msg}", flush=True,
+          file=getattr(_out, "file", None) or sys.stdout)
 
 
 def host_arch() -> str:
@@ -246,7 +263,11 @@ def run_in(tree: Tree, script: str, env: dict[str, str] | None = None, check: bo
             "PYTHONDONTWRITEBYTECODE": "1", **pip_env(), **(env or {})}
     cmd = ["chroot", str(tree.path), "/usr/bin/env", "-i",
            *[f"{k}={v}" for k, v in base.items()], "/bin/sh", "-ec", script]
-    return subprocess.run(cmd, check=check, text=True, capture_output=capture, timeout=timeout)
+    stream = getattr(_out, "file", None)
+    if capture:
+        return subprocess.run(cmd, check=check, text=True, capture_output=True, timeout=timeout)
+    return subprocess.run(cmd, check=check, text=True, stdout=stream,
+                          stderr=subprocess.STDOUT if stream else None, timeout=timeout)
 
 
 # --------------------------------------------------------------------------------------------
