@@ -48,6 +48,7 @@ EMULATED_SELECTION = (
     "unsupported and not bad_ and not nulls and not empty and not keys_not_a_container and not "
     "lone_surrogate and not missing_key and not wrong_type and not internal_hashes and not "
     "rejects and not no_replicas and not unhashable)")
+PYTEST = "/usr/bin/nice -n 19 python -m pytest -q -ra -p no:cacheprovider"  # PATH: the venv only
 TEST_REQUIREMENTS = ["pytest", "hypothesis", "xxhash", "mmh3"]
 CONTAINER_LIBS = ["pandas", "pyarrow", "polars"]   # where PyPI has wheels
 
@@ -142,8 +143,8 @@ def run_target(target: Target, dist: Path, work: Path, artifacts: Path) -> dict[
         times["python -m consistent_hash"] = time.monotonic() - t0
         log(f"{tree.name}: python -m consistent_hash printed\n{main.strip()}")
         t0 = time.monotonic()
-        trees.run_in(tree, f"cd /mnt/ch/{run.name} && nice -n 19 python -m pytest -q -ra "
-                           f"-p no:cacheprovider {pytest_args(target.emulated)}", env=env)
+        trees.run_in(tree, f"cd /mnt/ch/{run.name} && {PYTEST} {pytest_args(target.emulated)}",
+                     env=env)
         times["tests"] = time.monotonic() - t0
         t0 = time.monotonic()
         trees.run_in(tree, f"cd /mnt/ch/{run.name} && python tests/platform_bytes.py write "
@@ -159,8 +160,7 @@ def cross_check(target: Target, work: Path, artifacts: Path, sources: list[str])
            "CONSISTENT_HASH_PLATFORM_ARTIFACTS": ":".join(f"/mnt/art/{s}" for s in sources)}
     t0 = time.monotonic()
     with trees.mounted(tree, {str(work): "/mnt/ch", str(artifacts): "/mnt/art"}):
-        trees.run_in(tree, f"cd /mnt/ch/run-{tree.name} && nice -n 19 python -m pytest -q -ra "
-                           f"-p no:cacheprovider tests/test_platform_bytes.py "
+        trees.run_in(tree, f"cd /mnt/ch/run-{tree.name} && {PYTEST} tests/test_platform_bytes.py "
                            f"-k artifacts_from_another_platform", env=env)
     return time.monotonic() - t0
 

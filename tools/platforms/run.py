@@ -15,6 +15,7 @@ seconds of each step are printed at the end and written to OUT/platforms-times.j
 from __future__ import annotations
 
 import json
+import re
 import sys
 import tempfile
 import threading
@@ -22,6 +23,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import check
 import trees
@@ -30,6 +32,7 @@ from trees import TREES, log
 
 NATIVE = [t for t in check.TARGETS if not t.emulated]
 EMULATED = [t for t in check.TARGETS if t.emulated]
+T = TypeVar("T")
 REFERENCE = "bookworm-amd64"  # the x86-64 set that the emulated trees check
 
 
@@ -59,30 +62,48 @@ def main(argv: list[str]) -> int:
 
     check.check_selection_covers(wheels.REPO)
     trees.binfmt()
-    for name in TREES:
-        how = step(f"tree {name}", lambda name=name: trees.ensure(TREES[name]))
-        times[f"tree {name} was"] = str(how)
-    if step("wheels + sdist", lambda: wheels.main([str(dist)])) != 0:
-        failed.append("wheels + sdist")
-    if step("lowest build requirements", lambda: wheels.lowest(dist)) != 0:
-        failed.append("lowest build requirements")
-    if "wheels + sdist" in failed:
-        return report(out, times, failed, start)
-
-    artifacts = out / "artifacts"
-    artifacts.mkdir(parents=True, exist_ok=True)
+    # the foreign trees' second stages (qemu, CPU) beside the others (mostly downloads)
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    # the x86-64 trees one after the other, and each emulated tree beside them (qemu runs one
-    # core per process: on 2 cores the three groups take about as long as the slowest)
-    groups = [NATIVE] + [[t] for t in EMULATED]
+
+    def ensure(names: list[str]) -> None:
+        with trees.output_to(logs / f"trees-{names[0]}.log"):
+            for name in names:
+                how = step(f"tree {name}", lambda name=name: trees.ensure(TREES[name]))
+                times[f"tree {name} was"] = str(how)
+
+    foreign = [n for n, t in TREES.items() if t.foreign and not t.headers_only]
+    rest = [n for n in TREES if n not in foreign]
+    parallel(ensure, [rest, *[[n] for n in foreign]])
+    for path in sorted(logs.glob("trees-*.log")):
+        print(path.read_text(errors="replace"), end="", flush=True)
+    # The wheels are built one version after another; each tree's tests start as soon as its
+    # file exists (s390x: the sdist; arm64: the 3.11 wheels) and run beside the builds.
+    ready = {what: threading.Event() for what in ["sdist", *wheels.BUILDS]}
+    needs = {t.tree: "sdist" if t.wheel is None else next(
+        v for v in wheels.BUILDS if f"cp{v.replace('.', '')}" in t.wheel) for t in check.TARGETS}
+    artifacts = out / "artifacts"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    written: list[str] = []
+
+    def build() -> None:
+        with trees.output_to(logs / "wheels.log"):
+            try:
+                if step("wheels + sdist", lambda: wheels.release(dist, lambda w: ready[w].set())):
+                    failed.append("wheels + sdist")
+            finally:
+                for event in ready.values():  # waiters find out from the files
+                    event.set()
+            if step("lowest build requirements", lambda: wheels.lowest(dist)) != 0:
+                failed.append("lowest build requirements")
+
     with tempfile.TemporaryDirectory(dir=trees.CACHE) as tmp:
         work = Path(tmp)
-        written: list[str] = []
 
         def test(group: list[check.Target]) -> None:
             with trees.output_to(logs / f"{group[0].tree}.log"):
                 for target in group:
+                    ready[needs[target.tree]].wait()
                     r = step(f"test {target.tree}",
                              lambda t=target: check.run_target(t, dist, work, artifacts))
                     if isinstance(r, dict):
@@ -103,23 +124,39 @@ def main(argv: list[str]) -> int:
                         step(f"bytes from {', '.join(sources)} checked on {target.tree}",
                              lambda t=target, s=sources: check.cross_check(t, work, artifacts, s))
 
+        # the x86-64 trees one after the other, after the builds (which use them); each
+        # emulated tree in a thread of its own (qemu: one core per process)
+        groups = [NATIVE] + [[t] for t in EMULATED]
         try:
-            for phase in (test, cross):
-                threads = [threading.Thread(target=phase, args=(g,)) for g in groups]
-                for th in threads:
-                    th.start()
-                for th in threads:
-                    th.join()
+            builder = threading.Thread(target=build)
+            builder.start()
+            emulated = [threading.Thread(target=test, args=([t],)) for t in EMULATED]
+            for th in emulated:
+                th.start()
+            builder.join()
+            test(NATIVE)
+            for th in emulated:
+                th.join()
+            parallel(cross, groups)
             missing = [t.tree for t in check.TARGETS if t.tree not in written]
             if missing:
                 failed.append(f"no artifacts from {missing}")
         finally:
             for target in check.TARGETS:
                 check.cleanup(target)
-            for g in groups:
-                print(f"\n== platforms: {', '.join(t.tree for t in g)}", flush=True)
-                print((logs / f"{g[0].tree}.log").read_text(errors="replace"), flush=True)
+            for name in ["wheels", *(g[0].tree for g in groups)]:
+                print(f"\n== platforms: {name}", flush=True)
+                print((logs / f"{name}.log").read_text(errors="replace"), flush=True)
     return report(out, times, failed, start)
+
+
+def parallel(fn: Callable[[list[T]], None], groups: list[list[T]]) -> None:
+    """fn(group) for each group, each in a thread of its own; returns when all are done."""
+    threads = [threading.Thread(target=fn, args=(g,)) for g in groups]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
 
 
 def report(out: Path, times: dict[str, float | str], failed: list[str], start: float) -> int:
@@ -129,10 +166,22 @@ def report(out: Path, times: dict[str, float | str], failed: list[str], start: f
     print("\n== platforms stage: seconds per step")
     for k, v in times.items():
         print(f"  {k:<60} {v}")
+    # the trees' pytest closing lines, added up ("N passed, N failed" is CI's closing line)
+    counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+    for path in sorted((out / "logs").glob("*.log")):
+        for line in path.read_text(errors="replace").splitlines():
+            if re.match(r"^=*\s*\d+ (passed|failed|skipped|errors?)\b.* in [\d.]+s", line):
+                for n, what in re.findall(r"(\d+) (passed|failed|skipped|errors?)", line):
+                    counts["errors" if what.startswith("error") else what] += int(n)
+    tally = (f"platforms: {counts['passed']} passed, {counts['failed'] + counts['errors']} failed"
+             + (f", {counts['skipped']} skipped" if counts["skipped"] else ""))
+    (out / "tally.txt").write_text(tally + "\n")
     if failed:
         print(f"== platforms stage FAILED: {failed}")
+        print(tally)
         return 1
     print("== platforms stage passed")
+    print(tally)
     return 0
 
 

@@ -26,6 +26,7 @@ import tarfile
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import trees
@@ -211,9 +212,11 @@ def repair(raw: Path, out: Path, venv: Path) -> list[Path]:
     for whl in sorted(raw.rglob("*.whl")):
         machine = "aarch64" if "aarch64" in whl.name else "x86_64"
         before = set(out.glob("*.whl"))
-        subprocess.run([str(venv / "bin/auditwheel"), "repair", "--only-plat", "--plat",
-                        f"manylinux2014_{machine}", "-w", str(out), str(whl)], check=True,
-                       env=env, capture_output=True)
+        # --plat names only the host's architecture; for aarch64 "auto" is the oldest policy
+        # the wheel meets (manylinux_2_17 is aarch64's first); the tags are checked below
+        plat = "manylinux2014_x86_64" if machine == "x86_64" else "auto"
+        subprocess.run([str(venv / "bin/auditwheel"), "repair", "--only-plat", "--plat", plat,
+                        "-w", str(out), str(whl)], check=True, env=env, capture_output=True)
         (new,) = set(out.glob("*.whl")) - before
         shown = subprocess.run([str(venv / "bin/auditwheel"), "show", str(new)], check=True,
                                env=env, capture_output=True, text=True).stdout
@@ -227,11 +230,10 @@ def repair(raw: Path, out: Path, venv: Path) -> list[Path]:
     return made
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: wheels.py OUT", file=sys.stderr)
-        return 2
-    out = Path(argv[0]).resolve()
+def release(out: Path, ready: Callable[[str], None] = lambda what: None) -> int:
+    """The sdist and the wheels into ``out``, checked; ``ready("sdist")``, then
+    ``ready(python)`` as each version's wheels are done (tests can start on them). Returns 0, or
+    1 after printing what is wrong."""
     out.mkdir(parents=True, exist_ok=True)
     for old in [*out.glob("*.whl"), *out.glob("*.tar.gz")]:
         old.unlink()
@@ -240,13 +242,17 @@ def main(argv: list[str]) -> int:
     sd = sdist(out, venv)
     log(f"sdist {sd.name} ({time.monotonic() - t0:.0f} s)")
     problems = check_sdist(sd)
+    ready("sdist")
+    wheels: list[Path] = []
     with tempfile.TemporaryDirectory(dir=trees.CACHE) as tmp:
         work = Path(tmp)
         for python in BUILDS:
-            build_in_tree(python, sd, work, work / "raw")
-        wheels = repair(work / "raw", out, venv)
-    for whl in wheels:
-        problems += [f"{whl.name}: {p}" for p in check_wheel(whl)]
+            build_in_tree(python, sd, work, work / "raw" / python)
+            made = repair(work / "raw" / python, out, venv)
+            for whl in made:
+                problems += [f"{whl.name}: {p}" for p in check_wheel(whl)]
+            wheels += made
+            ready(python)
     if len(wheels) != 2 * len(BUILDS):
         problems.append(f"{len(wheels)} wheels, expected {2 * len(BUILDS)}")
     subprocess.run([str(venv / "bin/twine"), "check", "--strict", *map(str, [sd, *wheels])],
@@ -256,8 +262,16 @@ def main(argv: list[str]) -> int:
         return 1
     for f in [sd, *wheels]:
         log(f"{f.name}: {f.stat().st_size // 1024} KiB, contents checked")
-    log(f"wheels: {len(wheels)} wheels + sdist in {time.monotonic() - t0:.0f} s")
+    log(f"twine check --strict: passed; {len(wheels)} wheels + sdist in "
+        f"{time.monotonic() - t0:.0f} s")
     return 0
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: wheels.py OUT", file=sys.stderr)
+        return 2
+    return release(Path(argv[0]).resolve())
 
 
 def lowest(out: Path) -> int:
