@@ -186,4 +186,5 @@ def report(out: Path, times: dict[str, float | str], failed: list[str], start: f
 
 
 if __name__ == "__main__":
+    trees.exit_on_sigterm()
     sys.exit(main(sys.argv[1:]))

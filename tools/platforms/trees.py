@@ -22,6 +22,7 @@ import lzma
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -104,6 +105,12 @@ def output_to(path: Path) -> Iterator[None]:
             yield
         finally:
             _out.file = None
+
+
+def exit_on_sigterm() -> None:
+    """SIGTERM (CI's timeout, a kill) raises SystemExit, so that the ``finally`` blocks unmount
+    the trees' bind mounts before the process ends."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
 def log(msg: str) -> None:

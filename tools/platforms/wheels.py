@@ -290,4 +290,5 @@ def lowest(out: Path) -> int:
 
 
 if __name__ == "__main__":
+    trees.exit_on_sigterm()
     sys.exit(main(sys.argv[1:]))
