@@ -271,10 +271,23 @@ def run_in(tree: Tree, script: str, env: dict[str, str] | None = None, check: bo
     cmd = ["chroot", str(tree.path), "/usr/bin/env", "-i",
            *[f"{k}={v}" for k, v in base.items()], "/bin/sh", "-ec", script]
     stream = getattr(_out, "file", None)
-    if capture:
-        return subprocess.run(cmd, check=check, text=True, capture_output=True, timeout=timeout)
-    return subprocess.run(cmd, check=check, text=True, stdout=stream,
-                          stderr=subprocess.STDOUT if stream else None, timeout=timeout)
+    out = subprocess.PIPE if capture else stream
+    err = subprocess.PIPE if capture else (subprocess.STDOUT if stream else None)
+    # a session of its own: a timeout or an exit (SIGTERM) ends every process it started,
+    # not only chroot (pip and gcc under qemu would go on, inside a tree being unmounted)
+    with subprocess.Popen(cmd, text=True, stdout=out, stderr=err,
+                          start_new_session=True) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+    result = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+    if check:
+        result.check_returncode()
+    return result
 
 
 # --------------------------------------------------------------------------------------------
