@@ -128,9 +128,9 @@ def main(argv: list[str]) -> int:
         # emulated tree in a thread of its own (qemu: one core per process)
         groups = [NATIVE] + [[t] for t in EMULATED]
         try:
-            builder = threading.Thread(target=build)
+            builder = threading.Thread(target=build, daemon=True)
             builder.start()
-            emulated = [threading.Thread(target=test, args=([t],)) for t in EMULATED]
+            emulated = [threading.Thread(target=test, args=([t],), daemon=True) for t in EMULATED]
             for th in emulated:
                 th.start()
             builder.join()
@@ -152,7 +152,7 @@ def main(argv: list[str]) -> int:
 
 def parallel(fn: Callable[[list[T]], None], groups: list[list[T]]) -> None:
     """fn(group) for each group, each in a thread of its own; returns when all are done."""
-    threads = [threading.Thread(target=fn, args=(g,)) for g in groups]
+    threads = [threading.Thread(target=fn, args=(g,), daemon=True) for g in groups]
     for th in threads:
         th.start()
     for th in threads:

@@ -93,6 +93,7 @@ def extract(archive: Path, dest: Path, members: Callable[[str], bool] | None = N
 
 
 _out = threading.local()  # where this thread's commands and messages go (output_to)
+_live: set[subprocess.Popen[str]] = set()  # the tree commands running now (all threads)
 
 
 @contextlib.contextmanager
@@ -110,7 +111,13 @@ def output_to(path: Path) -> Iterator[None]:
 def exit_on_sigterm() -> None:
     """SIGTERM (CI's timeout, a kill) raises SystemExit, so that the ``finally`` blocks unmount
     the trees' bind mounts before the process ends."""
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    def stop(signum: int, frame: object) -> None:
+        for proc in list(_live):  # the other threads' commands end too
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def log(msg: str) -> None:
@@ -277,6 +284,7 @@ def run_in(tree: Tree, script: str, env: dict[str, str] | None = None, check: bo
     # not only chroot (pip and gcc under qemu would go on, inside a tree being unmounted)
     with subprocess.Popen(cmd, text=True, stdout=out, stderr=err,
                           start_new_session=True) as proc:
+        _live.add(proc)
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
         except BaseException:
@@ -284,6 +292,8 @@ def run_in(tree: Tree, script: str, env: dict[str, str] | None = None, check: bo
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             raise
+        finally:
+            _live.discard(proc)
     result = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
     if check:
         result.check_returncode()
