@@ -66,6 +66,10 @@ def spark() -> Iterator[Any]:
                    .config("spark.pyspark.python", sys.executable)
                    .getOrCreate())
         session.sparkContext.setLogLevel("ERROR")
+        # A router class defined outside the library (tests/ringrouter_example.py) reaches the
+        # executors the way a user's own module does: shipped with addPyFile.
+        session.sparkContext.addPyFile(
+            os.path.join(os.path.dirname(os.path.abspath(__file__)), "ringrouter_example.py"))
         try:
             yield session
         finally:
