@@ -810,8 +810,13 @@ def test_stdin_is_sniffed(tmp_path):
     ring = HashRing(["a", "b", "c"])
     users = [f"user:{i}" for i in range(200)]
     csv_text = "user,id\n" + "".join(f"{u},{i}\n" for i, u in enumerate(users))
-    got = parse_assign(ok("assign", "--nodes", "a,b,c", input=csv_text).stdout)
+    got = parse_assign(ok("assign", "--nodes", "a,b,c", "--column", "user",
+                          input=csv_text).stdout)
     assert got == [(u, ring.get(u)) for u in users]  # the header is not routed as a key
+    # without a column named, CSV and one key a line are both readings: the user says which
+    # (tests/test_cli_data.py)
+    r = run("assign", "--nodes", "a,b,c", input=csv_text)
+    assert r.returncode == 2 and "--input-format" in r.stderr and r.stdout == ""
     # text lines, some with commas, stay text lines
     got = parse_assign(ok("assign", "--nodes", "a,b,c", input="".join(
         k + "\n" for k in KEYS)).stdout)
