@@ -12,7 +12,7 @@ it is an error that says to pass ``--input-format text`` or ``--input-format csv
 CSV must be UTF-8 (a byte-order mark is dropped); a line that is not is reported by its number.
 Output: CSV (the default), Parquet or JSON lines, from ``--output-format``, ``--json`` or the
 extension of ``-o`` (``.parquet`` / ``.pq``, ``.jsonl`` / ``.ndjson`` / ``.json``).
-Everything streams in batches of ``--batch`` keys, so memory stays bounded for any input size
+Everything streams in batches of keys, so memory stays bounded for any input size
 (Parquet on stdin is spooled to a temporary file first: Parquet is read from its footer).
 ``--nulls none`` routes a missing key (a Parquet null) to no node (an empty cell, null);
 ``raise`` (the default) stops at the first one, naming its row.
@@ -71,7 +71,7 @@ def add_parser(subparsers: Subparsers) -> None:
     a.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
                    help="csv, parquet or jsonl (default: from -o's extension, else csv)")
     a.add_argument("--json", action="store_true", help="write JSON lines (--output-format jsonl)")
-    a.add_argument("--batch", type=_common.positive, default=100_000, help=argparse.SUPPRESS)
+    a.add_argument("--batch", type=_common.batch, default=100_000, help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:
