@@ -331,6 +331,8 @@ def layout_from_spec(spec: str, args: argparse.Namespace) -> Any:
         try:
             return config.load(spec, system=getattr(args, "system", None),
                                name=getattr(args, "name", None))
+        except config.NameNeeded as e:
+            raise UserError(f"{spec}: {e.message('--name')}") from None
         except ImportError as e:
             raise UserError(f"{spec}: {e}") from None
         except (ValueError, TypeError, KeyError, OSError) as e:
