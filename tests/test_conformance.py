@@ -837,6 +837,32 @@ def test_lone_surrogate_keys(spec: RouterSpec, key: int) -> None:
     assert r == router(spec)
 
 
+_FAR = ["k%d" % i for i in range(130_000)]
+
+
+@pytest.mark.parametrize("spec", ROUTERS, ids=ids(ROUTERS))
+@pytest.mark.parametrize("container", ["list", "object_array", "unicode_array"])
+def test_lone_surrogate_names_its_batch_position(spec: RouterSpec, container: str) -> None:
+    """Deep in a batch (past the first chunks, over several threads) the UnicodeEncodeError
+    names the key's batch position, as every other bad key does ("in position 0" was only
+    the position inside the key)."""
+    r = router(spec)
+    keys = list(_FAR)
+    keys[120_000] = "x\ud800"
+    batch: Any = {"list": keys, "object_array": obj_array(keys),
+                  "unicode_array": np.array(keys)}[container]
+    for call in batch_calls(spec):
+        for threads in (1, 2):
+            with pytest.raises(UnicodeEncodeError) as ei:
+                getattr(r, call)(*((batch, 2) if call.startswith("replica") else (batch,)),
+                                 threads=threads)
+            assert names_word(str(ei.value), "120000"), f"{call}: {ei.value}"
+            assert ei.value.object == "x\ud800" and ei.value.start == 1
+    with pytest.raises(UnicodeEncodeError) as ei:  # one key: exactly str.encode's error
+        r.get("x\ud800")
+    assert str(ei.value) == str(pytest.raises(UnicodeEncodeError, "x\ud800".encode).value)
+
+
 LOOKUP_OUT_OF_RANGE: dict[str, Any] = {
     "neg_list": [-1], "neg_list2": [5, -5], "neg_i64": np.array([-3], dtype=np.int64),
     "neg_i8": np.array([1, -1], dtype=np.int8), "2**64": [2**64], "too_big_list": [0, 2**64 + 1],
