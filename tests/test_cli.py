@@ -1068,3 +1068,43 @@ def test_help_mentions_no_hidden_option():
         text = ok(command.NAME, "--help").stdout
         for option in hidden:
             assert not re.search(re.escape(option) + r"(?![\w-])", text), (command.NAME, option)
+
+
+# --------------------------------------------------------------------------------------------
+# issue 20: a failed write leaves nothing behind
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["ring", "a,b", "-o", "out"],
+                                  ["assign", "keys.txt", "--nodes", "a,b", "-o", "out"]],
+                         ids=["ring", "assign"])
+def test_output_onto_a_directory_leaves_no_temporary_file(tmp_path, args):
+    """The rename into place fails (the output is a directory): one line, exit 2, and no
+    stray out.tmp<pid> beside it (assign also printed a traceback)."""
+    (tmp_path / "keys.txt").write_text("k1\nk2\n")
+    (tmp_path / "out").mkdir()
+    r = run(*args, cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr and "'out'" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keys.txt", "out"]
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_ringfile_save_cleans_up_when_the_rename_fails(tmp_path, monkeypatch):
+    ring = HashRing(["a", "b"])
+    (tmp_path / "d").mkdir()
+    with pytest.raises(IsADirectoryError):
+        ringfile.save(ring, tmp_path / "d")
+    assert [p.name for p in tmp_path.iterdir()] == ["d"]
+
+    def refuse(src, dst):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(PermissionError):
+        ringfile.save(ring, tmp_path / "r.json")
+    assert [p.name for p in tmp_path.iterdir()] == ["d"]
+    monkeypatch.undo()
+    ringfile.save(ring, tmp_path / "r.json")  # and a good save still works
+    assert ringfile.load(tmp_path / "r.json") == ring
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d", "r.json"]

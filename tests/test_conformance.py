@@ -837,7 +837,7 @@ def test_lone_surrogate_keys(spec: RouterSpec, key: int) -> None:
     assert r == router(spec)
 
 
-_FAR = ["k%d" % i for i in range(130_000)]
+_FAR = [f"k{i}" for i in range(130_000)]
 
 
 @pytest.mark.parametrize("spec", ROUTERS, ids=ids(ROUTERS))

@@ -145,10 +145,14 @@ def _assign(ring: HashRing, source: _Input, args: argparse.Namespace, out_fmt: s
         progress.close()
         if tmp is not None:
             stream.close()
-            if ok:
-                os.replace(tmp, args.output)
-            else:
-                os.unlink(tmp)
+            try:
+                if ok:
+                    os.replace(tmp, args.output)
+            except OSError as e:
+                raise UserError(f"cannot write {args.output!r}: {e.strerror or e}") from None
+            finally:
+                if os.path.lexists(tmp):  # a failed run or rename leaves nothing behind
+                    os.unlink(tmp)
     return 0
 
 
