@@ -549,8 +549,10 @@ class EnvoyMaglev(_EnvoyRouter):
     Examples
     --------
     >>> mg = EnvoyMaglev(["127.0.0.1:90", "127.0.0.1:91"], table_size=7)
-    >>> [mg.nodes[i] for i in mg.table][:3]
-    ['127.0.0.1:90', '127.0.0.1:91', '127.0.0.1:90']
+    >>> mg.nodes
+    ('127.0.0.1:90', '127.0.0.1:91')
+    >>> mg.table.tolist()  # the index into nodes of each table entry
+    [0, 1, 0, 1, 0, 1, 0]
     """
 
     __slots__ = ("_table_size",)

@@ -98,7 +98,7 @@ def _check_weight(w: Any, server: str) -> int:
 
 
 def _parse_server_line(spec: Any) -> tuple[str, int | None, bool]:
-    """'ADDRESS [weight=N] [down] [max_fails=N] ...' -> (address, weight or None, down)."""
+    """``"ADDRESS [weight=N] [down] [max_fails=N] ..."`` -> (address, weight or None, down)."""
     if not isinstance(spec, str):
         raise TypeError(f"a server must be a str as written in nginx.conf, got "
                         f"{type(spec).__name__!r}")
