@@ -319,6 +319,16 @@ def test_server_list_replicas_model() -> None:
     assert got.tolist() == [want[1][:2].tolist(), [-1, -1]]
     assert ring.replicas_many(pa.array([None], pa.string()), 2, nulls="none").tolist() == [
         [None, None]]
+    # a server marked down is skipped: the walk goes on to the next one up in the list
+    down = ring.copy()
+    down.mark_down(servers[2])
+    up = [i for i in range(7) if i != 2]
+    p = down.get_indices(keys)
+    rows = down.replica_indices(keys, 3)
+    want_down = [[up[(up.index(int(a)) + x) % 6] for x in range(3)] for a in p]
+    assert rows.tolist() == want_down and 2 not in rows
+    assert down.replicas("user:1", 3) == [servers[j] for j in want_down[1]]
+    assert down.replica_indices(keys, 99).shape == (len(keys), 6)
     # servers added later go to the end of the list, as in libmemcached
     ring.add("10.0.0.9:11211")
     p = ring.get_indices(keys)

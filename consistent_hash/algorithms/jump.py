@@ -19,7 +19,7 @@ from consistent_hash.algorithms._nodes import bucket_names, bucket_repr
 
 __all__ = ["JumpHash", "jump_hash"]
 
-KIND_JUMP = 16
+KIND_JUMP = _format.KINDS["JumpHash"]
 
 
 class JumpHash(HashedRouter):
@@ -67,16 +67,16 @@ class JumpHash(HashedRouter):
         names = bucket_names(nodes, "JumpHash")
         if len(names) > (1 << 31) - 1:
             raise ValueError("JumpHash supports at most 2**31 - 1 buckets")
-        self._core = _Jump(names, hasher)
+        self._set_core(_Jump(names, hasher))
 
     def add(self, node: str) -> None:
         """Append a bucket; only keys that now belong to it move (about 1/(n+1) of them)."""
         name = check_node(node)
         with self._lock:
-            core = self._core
+            core = self._layout_core()
             if name in core.nodes:
                 raise ValueError(f"node {name!r} is already in the JumpHash")
-            self._core = _Jump(core.nodes + (name,), core.hasher)
+            self._set_core(_Jump(core.nodes + (name,), core.hasher))
 
     def remove(self, node: str) -> None:
         """Remove the last bucket (its keys spread evenly over the others).
@@ -86,7 +86,7 @@ class JumpHash(HashedRouter):
         """
         check_name(node)
         with self._lock:
-            core = self._core
+            core = self._layout_core()
             if node not in core.nodes:
                 raise KeyError(node)
             if node != core.nodes[-1]:
@@ -95,7 +95,7 @@ class JumpHash(HashedRouter):
                     f"{node!r} would renumber the buckets after it and move almost every key. "
                     "Use MementoHash (the same mapping, plus arbitrary removal), Rendezvous or "
                     "Maglev to remove any node.")
-            self._core = _Jump(core.nodes[:-1], core.hasher)
+            self._set_core(_Jump(core.nodes[:-1], core.hasher))
 
     def _state(self) -> tuple[Any, ...]:
         return (self.nodes, self._hash_param(), self.seed)

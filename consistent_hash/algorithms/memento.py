@@ -19,7 +19,7 @@ from consistent_hash.algorithms._nodes import bucket_names, bucket_repr, node_li
 
 __all__ = ["MementoHash"]
 
-KIND_MEMENTO = 20
+KIND_MEMENTO = _format.KINDS["MementoHash"]
 
 
 class MementoHash(HashedRouter):
@@ -73,7 +73,7 @@ class MementoHash(HashedRouter):
         slot_node[working] = np.arange(len(names), dtype=np.int32)
         core = _Memento(names, hasher, n, replacers, slot_node)
         self._slots, self._removed = slots, removed
-        self._core = core
+        self._set_core(core)
 
     def add(self, node: str) -> None:
         """Add a node into the most recently freed slot (or a new last slot); only keys that

@@ -73,7 +73,7 @@ _DEFAULT_HASH = {"ketama_weighted": "md5", "ketama": "one_at_a_time",
 # the modes that model libmemcached (they take unix socket paths as servers)
 _LIBMEMCACHED_MODES = ("ketama_weighted", "ketama", "consistent_weighted", "spy", "spy_weighted")
 _KEY_HASHES = {"md5": "ketama_md5", "one_at_a_time": "one_at_a_time"}
-KIND_KETAMA = 21
+KIND_KETAMA = _format.KINDS["KetamaRing"]
 REPLICA_ORDERS = ("continuum", "server_list")
 _MAX_WEIGHT = (1 << 32) - 1
 
@@ -283,9 +283,9 @@ class KetamaRing(Router):
             return super().replicas(key, n)
         core, r = self._replica_count(n)
         core.check_nonempty()
-        nodes = core.nodes
-        i = nodes.index(core.get(key))
-        return [nodes[(i + x) % len(nodes)] for x in range(r)]
+        nodes, up = core.nodes, _up(core)
+        at = up.index(nodes.index(core.get(key)))
+        return [nodes[up[(at + x) % len(up)]] for x in range(r)]
 
     def replica_indices(self, keys: Any, n: int, *, nulls: str = "raise",
                         threads: int | None = None) -> npt.NDArray[np.int32]:
@@ -295,7 +295,11 @@ class KetamaRing(Router):
         self._check_keys(keys)
         first = _containers.route(core, keys, None, nulls=check_nulls(nulls),
                                   threads=_threads.resolve(threads))
-        rows = (first[:, None] + np.arange(r, dtype=np.int32)) % max(len(core.nodes), 1)
+        # the servers after each key's in the list, wrapping round, past the ones marked down
+        up = np.array(_up(core), dtype=np.int32)
+        at = np.searchsorted(up, first)
+        rows = up[(at[:, None] + np.arange(r)) % max(len(up), 1)] if len(up) else np.empty(
+            (len(first), 0), dtype=np.int32)
         rows[first < 0] = -1
         return np.ascontiguousarray(rows, dtype=np.int32)
 
@@ -337,7 +341,7 @@ class KetamaRing(Router):
         sort_points(pos, own)  # ties: the earlier server first, as the originals' stable sort
         core = _Ring(pos, own, names, compat_hasher(_KEY_HASHES[self._hash_name]))
         self._specs, self._weights = specs, {n: ws[n] for n in names}
-        self._core = core
+        self._set_core(core)
 
     # -- changes ----------------------------------------------------------------------------
 
@@ -444,6 +448,12 @@ class KetamaRing(Router):
                    else f", hash={self._hash_name!r}")
                 + ("" if self._replica_order == "continuum"
                    else f", replica_order={self._replica_order!r}"))
+
+
+def _up(core: Any) -> list[int]:
+    """The indices of the servers not marked down, in server-list order."""
+    down = core.down
+    return [i for i, n in enumerate(core.nodes) if n not in down]
 
 
 def _check_weight(w: Any, server: str) -> None:
