@@ -21,6 +21,7 @@ keys somewhere else. Sizes are checked before anything large is built.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from typing import Any
@@ -58,9 +59,14 @@ def save(ring: HashRing, path: str | os.PathLike[str]) -> None:
     """Write a ring file (atomically: a temporary file renamed into place)."""
     text = dumps(ring)
     tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # a failed write or rename leaves nothing behind
+            os.unlink(tmp)
+        raise
 
 
 def from_dict(doc: Any) -> HashRing:

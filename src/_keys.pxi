@@ -53,7 +53,15 @@ def key_bytes(key, Py_ssize_t pos=-1, bint hint=False):
 
 cdef bytes _key_bytes(object key, Py_ssize_t pos, bint hint):
     if isinstance(key, str):
-        return (<str>key).encode("utf-8")
+        try:
+            return (<str>key).encode("utf-8")
+        except UnicodeEncodeError as e:
+            if pos < 0:
+                raise  # one key: str.encode's own error
+            # str.encode's error (its position is inside the key), naming the batch position
+            raise UnicodeEncodeError(e.encoding, e.object, e.start, e.end,
+                                     f"{e.reason} (the key at position {pos} of the batch)"
+                                     ) from None
     if isinstance(key, (bytes, bytearray)):
         return bytes(key)
     if isinstance(key, memoryview):

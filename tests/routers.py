@@ -136,6 +136,11 @@ ROUTERS: list[RouterSpec] = [
     RouterSpec("KetamaRing", KetamaRing,
                lambda nodes, **kw: KetamaRing(nodes, mode="ketama", **kw),
                replicas=True, int_keys="hashed", mutable=True),
+    # libmemcached's num_replicas: the replicas are the next servers in the server list
+    RouterSpec("KetamaRing-server-list", KetamaRing,
+               lambda nodes, **kw: KetamaRing(nodes, mode="ketama", replica_order="server_list",
+                                              **kw),
+               replicas=True, int_keys="hashed", mutable=True),
     RouterSpec("TokenRing", TokenRing, _token_ring,
                replicas=True, int_keys="refused", mutable=True, add=_token_add),
     RouterSpec("SlotMap", SlotMap, lambda nodes, **kw: SlotMap.even(nodes, **kw),

@@ -55,7 +55,9 @@ def spark() -> Iterator[Any]:
     root = os.path.dirname(os.path.dirname(os.path.abspath(consistent_hash.__file__)))
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYSPARK_PYTHON", sys.executable)
-        mp.setenv("PYTHONPATH", os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+        # ... and the routers the registry defines in tests/ (ringrouter_example's)
+        mp.setenv("PYTHONPATH", os.pathsep.join([root, os.path.dirname(os.path.abspath(
+            __file__)), os.environ.get("PYTHONPATH", "")]))
         mp.setenv("SPARK_LOCAL_IP", "127.0.0.1")
         session = (SparkSession.builder.master("local[2]").appName("consistent_hash-tests")
                    .config("spark.ui.enabled", "false")
@@ -316,6 +318,40 @@ def test_the_mapinpandas_fallback_gives_the_same_result(with_nulls) -> None:  # 
         fallback = by_id(with_nulls.mapInPandas(fn.pandas, schema), "*")
         arrow = by_id(route(with_nulls, column, ring, output="both", nulls="none"), "*")
         assert fallback.equals(arrow), column
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+@pytest.mark.parametrize("key", ["user", "user.id", "a`b"])
+def test_dotted_column_names(spark, key) -> None:  # type: ignore[no-untyped-def]
+    """A DataFrame whose column names hold dots (or backticks), the key column's or another's:
+    PySpark's mapInArrow resolved each name as a path (AnalysisException), so route and
+    partition failed for any such frame.  Every name comes back as it was."""
+    ring = HashRing(NODES)
+    df = (users(spark, 2000, 3).withColumnRenamed("key", key)
+          .withColumn("geo.country", F.lit("fr")).withColumn("x.y.z", F.col("id") * 2))
+    want = ring.get_many(user_keys(np.arange(2000))).tolist()
+    for fn in (route, partition):
+        out = fn(df, key, ring, output="both", name=("node.name", "node.index"))
+        assert out.columns == [*df.columns, "node.name", "node.index"]
+        t = collect(out, *(F.col(_quoted(c)) for c in out.columns))
+        t = t.take(np.argsort(np_col(t, "id"), kind="stable"))
+        assert t.column_names == out.columns
+        assert np_col(t, "node.name").tolist() == want
+        assert np_col(t, key).tolist() == user_keys(np.arange(2000)).to_pylist()
+        assert np_col(t, "node.index").tolist() == [ring.nodes.index(n) for n in want]
+        assert set(np_col(t, "geo.country")) == {"fr"}
+        assert (np_col(t, "x.y.z") == 2 * np.arange(2000)).all()
+    # the pandas fallback, given the frame as route gives it to Spark
+    from consistent_hash.spark import _plan, _safe_names
+
+    schema, fn, _ = _plan(df, key, ring, "node", None, "raise", None, False)
+    fallback = _safe_names(df).mapInPandas(fn.pandas, schema)
+    t = collect(fallback, *(F.col(_quoted(c)) for c in fallback.columns))
+    t = t.take(np.argsort(np_col(t, "id"), kind="stable"))
+    assert np_col(t, "node").tolist() == want
 
 
 def test_the_documentation_examples_run(spark) -> None:  # type: ignore[no-untyped-def]

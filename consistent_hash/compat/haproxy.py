@@ -56,6 +56,7 @@ from consistent_hash import _format
 from consistent_hash._hashes import compat_hasher
 from consistent_hash._ring import haproxy_avalanche, haproxy_points
 from consistent_hash._ringbase import RingLayout, build_ring
+from consistent_hash.compat.config import NameNeeded
 
 __all__ = ["FUNCTIONS", "HAProxyBackend", "assign_ids", "from_config", "header_value",
            "uri_key", "url_param_value"]
@@ -777,8 +778,7 @@ def from_config(text: str, name: str | None = None) -> HAProxyBackend:
         if not with_servers:
             raise ValueError("the config has no backend or listen section")
         if len(with_servers) > 1:
-            raise ValueError("the config has several backends: pass name= one of "
-                             + ", ".join(repr(s.name) for s in with_servers))
+            raise NameNeeded("backends", [s.name for s in with_servers])
         sec = with_servers[0]
     where = f"{sec.kind} {sec.name!r} (line {sec.lineno})"
     if sec.balance is None:

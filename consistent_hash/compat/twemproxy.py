@@ -37,6 +37,7 @@ from consistent_hash._hashes import compat_hasher
 from consistent_hash._ring import POINTS_DIGEST, _Hasher, _Modula, compat_points
 from consistent_hash._ringbase import build_ring
 from consistent_hash._router import Router
+from consistent_hash.compat.config import NameNeeded
 from consistent_hash.compat.ketama import point_counts
 
 __all__ = ["DISTRIBUTIONS", "HASHES", "TwemproxyPool", "from_config"]
@@ -501,8 +502,7 @@ def from_config(config: str | bytes | Mapping[str, Any], name: str | None = None
     pools = [str(k) for k in doc]
     if name is None:
         if len(pools) != 1:
-            raise ValueError(f"the configuration has {len(pools)} pools ({', '.join(pools)}): "
-                             "pass name= to pick one")
+            raise NameNeeded("pools", pools)
         key: Any = next(iter(doc))
     else:
         matches = [k for k in doc if str(k) == name]
