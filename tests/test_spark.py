@@ -55,9 +55,7 @@ def spark() -> Iterator[Any]:
     root = os.path.dirname(os.path.dirname(os.path.abspath(consistent_hash.__file__)))
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYSPARK_PYTHON", sys.executable)
-        # ... and the routers the registry defines in tests/ (ringrouter_example's)
-        mp.setenv("PYTHONPATH", os.pathsep.join([root, os.path.dirname(os.path.abspath(
-            __file__)), os.environ.get("PYTHONPATH", "")]))
+        mp.setenv("PYTHONPATH", os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
         mp.setenv("SPARK_LOCAL_IP", "127.0.0.1")
         session = (SparkSession.builder.master("local[2]").appName("consistent_hash-tests")
                    .config("spark.ui.enabled", "false")
