@@ -10,12 +10,19 @@ systems in ``consistent_hash.compat``) has the same surface, written once in
 from consistent_hash._ring import EmptyRingError
 from consistent_hash._threads import get_threads, set_threads
 from consistent_hash.algorithms import (
+    AnchorHash,
+    BinomialHash,
     BoundedLoad,
     CapacityError,
+    DxHash,
+    FlipHash,
+    JumpBackAnchorHash,
+    JumpBackHash,
     JumpHash,
     Maglev,
     MementoHash,
     MultiProbe,
+    PowerHash,
     Rendezvous,
 )
 from consistent_hash.compat.cassandra import TokenRing, murmur3_token, murmur3_tokens
@@ -47,3 +54,5 @@ __all__ = [
     "set_threads",
     "vnode_count",
 ]
+__all__ += ["AnchorHash", "BinomialHash", "DxHash", "FlipHash", "JumpBackAnchorHash",
+            "JumpBackHash", "PowerHash"]

@@ -68,6 +68,12 @@ cdef class _AnchorState:
         """UpdateRemoval(b) for a working b (the caller checks)."""
         ch_anchor_remove(self.A, self.K, self.W, self.L, self.R, b, &self.r, &self.n)
 
+    def remove_many(self, const uint32_t[::1] bs):
+        """remove(b) for each b in order (each working when its turn comes: the caller checks)."""
+        cdef Py_ssize_t j
+        for j in range(bs.shape[0]):
+            ch_anchor_remove(self.A, self.K, self.W, self.L, self.R, bs[j], &self.r, &self.n)
+
     def add(self):
         """UpdateNewBucket(): the last removed bucket back (the caller checks one is)."""
         return ch_anchor_add(self.A, self.K, self.W, self.L, self.R, &self.r, &self.n)

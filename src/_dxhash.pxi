@@ -13,7 +13,7 @@
 # index in nodes of working slot b's name.
 
 cdef object _dx_words(uint32_t size):
-    return np.zeros(max(1, (<uint64_t>size + 63) // 64), dtype=np.uint64)
+    return np.zeros(max(<uint64_t>1, (<uint64_t>size + 63) // 64), dtype=np.uint64)
 
 
 cdef class _DxState(_Router):
@@ -114,7 +114,7 @@ cdef class _Dx(_Router):
         self.init_router(nodes, _raw_int_hasher(hasher), "DxHash")
         words = np.array(bits, dtype=np.uint64)
         sn = np.ascontiguousarray(slot_node, dtype=np.int32)
-        if size < 1 or words.shape[0] != max(1, (<uint64_t>size + 63) // 64) \
+        if size < 1 or <uint64_t>words.shape[0] != max(<uint64_t>1, (<uint64_t>size + 63) // 64) \
                 or sn.shape[0] != size:
             raise ValueError("inconsistent DxHash state")
         words.flags.writeable = False

@@ -77,6 +77,22 @@ CH_FAM_INLINE uint32_t ch_fam_parity32(uint32_t x) {
 #endif
 }
 
+/* c ? a : b without a branch (c is 0 or 1): compilers turn chains of ?: back into jumps, which
+ * is the very cost the batch kernels' second passes avoid. */
+CH_FAM_INLINE uint32_t ch_fam_sel32(uint32_t c, uint32_t a, uint32_t b) {
+    return b ^ ((a ^ b) & (0u - c));
+}
+
+CH_FAM_INLINE uint64_t ch_fam_sel64(uint64_t c, uint64_t a, uint64_t b) {
+    return b ^ ((a ^ b) & ((uint64_t)0 - c));
+}
+
+/* The batch kernels work in blocks of CH_FAM_BLOCK keys: a first pass computes every key's
+ * common case without a branch and lists the keys that need more (the branch on that test is
+ * what costs: at n just above a power of two it goes either way for half the keys); a second
+ * pass finishes the listed keys with the full function. */
+#define CH_FAM_BLOCK 256
+
 /* -- CRC-32C ---------------------------------------------------------------------------- */
 
 #define CH_CRC32C_POLY 0x82F63B78u
