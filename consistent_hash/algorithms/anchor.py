@@ -53,10 +53,12 @@ class AnchorBuckets:
 
     >>> ab = AnchorBuckets(8, 6)
     >>> ab.bucket(1, 2)
-    2
-    >>> ab.remove(2)
-    >>> ab.bucket(1, 2), ab.add()
-    (4, 2)
+    1
+    >>> ab.remove(1)
+    >>> ab.bucket(1, 2)
+    4
+    >>> ab.add(), ab.bucket(1, 2)
+    (1, 1)
     """
 
     __slots__ = ("_st", "_lock")

@@ -73,10 +73,12 @@ class DxBuckets:
 
     >>> dx = DxBuckets(8, 8)
     >>> dx.bucket(42)
-    2
-    >>> dx.remove(2)
-    >>> dx.bucket(42), dx.add()
-    (6, 2)
+    6
+    >>> dx.remove(6)
+    >>> dx.bucket(42), dx.probes(42)
+    (2, 3)
+    >>> dx.add(), dx.bucket(42)
+    (6, 6)
     """
 
     __slots__ = ("_st", "_lock")
