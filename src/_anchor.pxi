@@ -60,7 +60,7 @@ cdef class _AnchorState:
         c.n, c.r = self.n, self.r
         return c
 
-    def working(self, int64_t b):
+    def is_working(self, int64_t b):
         """b is a working bucket (with none working, the last removed one has A = 0 too)."""
         return 0 <= b < self.a and self.n > 0 and self.A[b] == 0
 

@@ -82,8 +82,13 @@ cdef class _JBAState(_Router):
         self.live = self.a - self.k
         return True
 
-    def working(self, int64_t b):
+    def is_working(self, int64_t b):
         return 0 <= b < self.a and self.ka[2 * b] == 0
+
+    def copy(self):
+        cdef _JBAState c = _JBAState(self.hasher)
+        c.set(self.a, self.removed())
+        return c
 
     def removed(self):
         """The removal stack, bottom first."""

@@ -65,51 +65,51 @@ CH_FAM_INLINE int32_t ch_binomial(uint64_t h, uint32_t n) {
     return ch_binomial_f(h, n, e, mf);
 }
 
-/* The batch in blocks (CH_FAM_BLOCK): the first relocated pick for every key without a branch;
+/* The batch, through ch_fam_blocks: the first relocated pick for every key without a branch;
  * then, for the keys whose pick is >= n, the four redraws and the minor tree's pick computed
- * alike and the answer selected without a branch. */
+ * alike and the answer selected without a branch (never open). */
+typedef struct { uint32_t n, e, mf; } ch_bin_ctx;
+
+CH_FAM_INLINE uint32_t ch__bin_pick(uint64_t x, uint32_t filter) {
+    uint32_t c = (uint32_t)x & filter;
+    uint32_t lvl = 1u << ch_fam_bsr32(c | 1u);
+    uint32_t r = lvl + ((uint32_t)ch_bin_rehash(x, lvl - 1) & (lvl - 1));
+    return ch_fam_sel32(c < 2, c, r);
+}
+
+CH_FAM_INLINE uint32_t ch__bin_first(uint64_t key, const void *ctx) {
+    return ch__bin_pick(key, ((const ch_bin_ctx *)ctx)->e);
+}
+
+CH_FAM_INLINE uint32_t ch__bin_second(uint64_t key, const void *ctx) {
+    const ch_bin_ctx *c = (const ch_bin_ctx *)ctx;
+    uint32_t b[4], i;
+    uint64_t x = key;
+    for (i = 0; i < 4; i++) {
+        x = ch_bin_rehash(x, c->e);
+        b[i] = ch__bin_pick(x, c->e);
+    }
+    uint32_t fb = ch__bin_pick(key, c->mf), res = fb;
+    for (i = 4; i-- > 0;)
+        res = ch_fam_sel32(b[i] <= c->mf, fb, ch_fam_sel32(b[i] < c->n, b[i], res));
+    return res;
+}
+
+CH_FAM_INLINE int32_t ch__bin_full(uint64_t key, const void *ctx) {
+    const ch_bin_ctx *c = (const ch_bin_ctx *)ctx;
+    return ch_binomial_f(key, c->n, c->e, c->mf);
+}
+
 static inline void ch_binomial_batch(const uint64_t *h, size_t m, uint32_t n, int32_t *out) {
-    uint32_t e, mf;
-    size_t base, j, k, len, ns;
-    uint16_t slow[CH_FAM_BLOCK];
-    ch_bin_filters(n, &e, &mf);
+    size_t j;
     if (n < 2) {
         for (j = 0; j < m; j++) out[j] = 0;
         return;
     }
-    for (base = 0; base < m; base += CH_FAM_BLOCK) {
-        len = m - base < CH_FAM_BLOCK ? m - base : CH_FAM_BLOCK;
-        ns = 0;
-        for (j = 0; j < len; j++) {
-            uint64_t key = h[base + j];
-            uint32_t b = (uint32_t)key & e;
-            uint32_t lvl = 1u << ch_fam_bsr32(b | 1u);
-            uint32_t r = lvl + ((uint32_t)ch_bin_rehash(key, lvl - 1) & (lvl - 1));
-            r = ch_fam_sel32(b < 2, b, r);
-            out[base + j] = (int32_t)r;
-            slow[ns] = (uint16_t)j;
-            ns += r >= n;
-        }
-        for (k = 0; k < ns; k++) {
-            uint64_t key = h[base + slow[k]], x = key;
-            uint32_t b[4], i;
-            for (i = 0; i < 4; i++) {
-                x = ch_bin_rehash(x, e);
-                uint32_t c = (uint32_t)x & e;
-                uint32_t lvl = 1u << ch_fam_bsr32(c | 1u);
-                uint32_t r = lvl + ((uint32_t)ch_bin_rehash(x, lvl - 1) & (lvl - 1));
-                b[i] = ch_fam_sel32(c < 2, c, r);
-            }
-            uint32_t c = (uint32_t)key & mf;
-            uint32_t lvl = 1u << ch_fam_bsr32(c | 1u);
-            uint32_t fb = lvl + ((uint32_t)ch_bin_rehash(key, lvl - 1) & (lvl - 1));
-            fb = ch_fam_sel32(c < 2, c, fb);
-            uint32_t res = fb;
-            for (i = 4; i-- > 0;)
-                res = ch_fam_sel32(b[i] <= mf, fb, ch_fam_sel32(b[i] < n, b[i], res));
-            out[base + slow[k]] = (int32_t)res;
-        }
-    }
+    ch_bin_ctx c;
+    c.n = n;
+    ch_bin_filters(n, &c.e, &c.mf);
+    ch_fam_blocks(h, m, n, out, &c, ch__bin_first, ch__bin_second, ch__bin_full);
 }
 
 #endif

@@ -36,20 +36,6 @@
 #define CH_FAM_INLINE static inline
 #endif
 
-CH_FAM_INLINE int ch_fam_bsr32(uint32_t x) {
-#if defined(__GNUC__) || defined(__clang__)
-    return 31 ^ __builtin_clz(x);
-#elif defined(_MSC_VER)
-    unsigned long r;
-    _BitScanReverse(&r, x);
-    return (int)r;
-#else
-    int r = 0;
-    while (x >>= 1) r++;
-    return r;
-#endif
-}
-
 CH_FAM_INLINE int ch_fam_bsr64(uint64_t x) {
 #if defined(__GNUC__) || defined(__clang__)
     return 63 ^ __builtin_clzll(x);
@@ -63,6 +49,8 @@ CH_FAM_INLINE int ch_fam_bsr64(uint64_t x) {
     return r;
 #endif
 }
+
+CH_FAM_INLINE int ch_fam_bsr32(uint32_t x) { return ch_fam_bsr64(x); }
 
 CH_FAM_INLINE uint32_t ch_fam_parity32(uint32_t x) {
 #if defined(__GNUC__) || defined(__clang__)
@@ -87,11 +75,43 @@ CH_FAM_INLINE uint64_t ch_fam_sel64(uint64_t c, uint64_t a, uint64_t b) {
     return b ^ ((a ^ b) & ((uint64_t)0 - c));
 }
 
-/* The batch kernels work in blocks of CH_FAM_BLOCK keys: a first pass computes every key's
- * common case without a branch and lists the keys that need more (the branch on that test is
- * what costs: at n just above a power of two it goes either way for half the keys); a second
- * pass finishes the listed keys with the full function. */
+/* The batch kernels work in blocks of CH_FAM_BLOCK keys (ch_fam_blocks): a first pass computes
+ * every key's common case without a branch and lists the keys whose answer it is not (an
+ * answer >= n); a second pass takes the listed keys one branch-free step further (its answer,
+ * or CH_FAM_OPEN); the full function finishes the rest.  The branch on "is this the common
+ * case" is what costs otherwise: at n just above a power of two it goes either way for half the
+ * keys.  The callbacks are always_inline and constant at every call, so each kernel compiles
+ * to three plain loops. */
 #define CH_FAM_BLOCK 256
+#define CH_FAM_OPEN 0xFFFFFFFFu
+
+typedef uint32_t (*ch_fam_step)(uint64_t key, const void *ctx);
+typedef int32_t (*ch_fam_full)(uint64_t key, const void *ctx);
+
+CH_FAM_INLINE void ch_fam_blocks(const uint64_t *h, size_t m, uint32_t n, int32_t *out,
+                                 const void *ctx, ch_fam_step first, ch_fam_step second,
+                                 ch_fam_full full) {
+    size_t base, j, k, e, ns, nw;
+    uint16_t slow[CH_FAM_BLOCK];
+    for (base = 0; base < m; base += CH_FAM_BLOCK) {
+        e = m - base < CH_FAM_BLOCK ? m - base : CH_FAM_BLOCK;
+        ns = 0;
+        for (j = 0; j < e; j++) {
+            uint32_t b = first(h[base + j], ctx);
+            out[base + j] = (int32_t)b;
+            slow[ns] = (uint16_t)j;
+            ns += b >= n;
+        }
+        nw = 0;
+        for (k = 0; k < ns; k++) {
+            uint32_t b = second(h[base + slow[k]], ctx);
+            out[base + slow[k]] = (int32_t)b;
+            slow[nw] = slow[k];
+            nw += b == CH_FAM_OPEN;
+        }
+        for (k = 0; k < nw; k++) out[base + slow[k]] = full(h[base + slow[k]], ctx);
+    }
+}
 
 /* -- CRC-32C ---------------------------------------------------------------------------- */
 

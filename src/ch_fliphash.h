@@ -63,51 +63,52 @@ CH_FAM_INLINE uint64_t ch_fliphash(uint64_t key, uint64_t seed, uint64_t range_e
     return ch_flip_pow2(key, seed, h, mask >> 1);
 }
 
-/* out[i] = fliphash(h[i], seed, n - 1) for 1 <= n <= 2^31 - 1, in blocks (CH_FAM_BLOCK): the
+/* out[i] = fliphash(h[i], seed, n - 1) for 1 <= n <= 2^31 - 1, through ch_fam_blocks: the
  * flipped pick within the power of two for every key without a branch; for the keys whose pick
  * is past n - 1, the first two redraws and the fallback without a branch; the full function
- * for the keys both redraws leave open (probability below 1/4 of those). */
+ * for the keys both redraws leave open (below 1/4 of those). */
+typedef struct { uint64_t seed, end, mask; uint32_t etop; } ch_flip_ctx;
+
+CH_FAM_INLINE uint32_t ch__fl_pick(uint64_t key, uint64_t seed, uint64_t mask) {
+    uint64_t x = ch_flip_h(key, seed, 0, 0) & mask;
+    int top = ch_fam_bsr64(x | 1);
+    return (uint32_t)(x ^ (ch_flip_h(key, seed, (uint32_t)top, 0) & (((uint64_t)1 << top) - 1)));
+}
+
+CH_FAM_INLINE uint32_t ch__fl_first(uint64_t key, const void *ctx) {
+    const ch_flip_ctx *c = (const ch_flip_ctx *)ctx;
+    return ch__fl_pick(key, c->seed, c->mask);
+}
+
+CH_FAM_INLINE uint32_t ch__fl_second(uint64_t key, const void *ctx) {
+    const ch_flip_ctx *c = (const ch_flip_ctx *)ctx;
+    const uint64_t half = c->mask >> 1;
+    uint32_t fb = ch__fl_pick(key, c->seed, half);
+    uint64_t d1 = ch_flip_h(key, c->seed, c->etop, 1) & c->mask;
+    uint64_t d2 = ch_flip_h(key, c->seed, c->etop, 2) & c->mask;
+    uint32_t res = CH_FAM_OPEN;
+    res = ch_fam_sel32(d2 <= half, fb, ch_fam_sel32(d2 <= c->end, (uint32_t)d2, res));
+    return ch_fam_sel32(d1 <= half, fb, ch_fam_sel32(d1 <= c->end, (uint32_t)d1, res));
+}
+
+CH_FAM_INLINE int32_t ch__fl_full(uint64_t key, const void *ctx) {
+    const ch_flip_ctx *c = (const ch_flip_ctx *)ctx;
+    return (int32_t)ch_fliphash(key, c->seed, c->end);
+}
+
 static inline void ch_fliphash_batch(const uint64_t *h, size_t m, uint64_t seed, uint32_t n,
                                      int32_t *out) {
-    size_t base, j, k, e, ns, nw;
-    uint16_t slow[CH_FAM_BLOCK];
-    const uint64_t end = (uint64_t)n - 1;
-    if (end == 0) {
+    size_t j;
+    if (n <= 1) {
         for (j = 0; j < m; j++) out[j] = 0;
         return;
     }
-    const int etop = ch_fam_bsr64(end);
-    const uint64_t mask = ((uint64_t)2 << etop) - 1, half = mask >> 1;
-    for (base = 0; base < m; base += CH_FAM_BLOCK) {
-        e = m - base < CH_FAM_BLOCK ? m - base : CH_FAM_BLOCK;
-        ns = 0;
-        for (j = 0; j < e; j++) {
-            uint64_t key = h[base + j];
-            uint64_t x = ch_flip_h(key, seed, 0, 0) & mask;
-            int top = ch_fam_bsr64(x | 1);
-            uint64_t r = x ^ (ch_flip_h(key, seed, (uint32_t)top, 0) & (((uint64_t)1 << top) - 1));
-            out[base + j] = (int32_t)r;
-            slow[ns] = (uint16_t)j;
-            ns += r > end;
-        }
-        nw = 0;
-        for (k = 0; k < ns; k++) {
-            uint64_t key = h[base + slow[k]];
-            uint64_t x = ch_flip_h(key, seed, 0, 0) & half;
-            int top = ch_fam_bsr64(x | 1);
-            uint64_t fb = x ^ (ch_flip_h(key, seed, (uint32_t)top, 0) & (((uint64_t)1 << top) - 1));
-            uint64_t d1 = ch_flip_h(key, seed, (uint32_t)etop, 1) & mask;
-            uint64_t d2 = ch_flip_h(key, seed, (uint32_t)etop, 2) & mask;
-            uint64_t res = ~(uint64_t)0;
-            res = ch_fam_sel64(d2 <= half, fb, ch_fam_sel64(d2 <= end, d2, res));
-            res = ch_fam_sel64(d1 <= half, fb, ch_fam_sel64(d1 <= end, d1, res));
-            out[base + slow[k]] = (int32_t)res;
-            slow[nw] = slow[k];
-            nw += res == ~(uint64_t)0;
-        }
-        for (k = 0; k < nw; k++)
-            out[base + slow[k]] = (int32_t)ch_fliphash(h[base + slow[k]], seed, end);
-    }
+    ch_flip_ctx c;
+    c.seed = seed;
+    c.end = (uint64_t)n - 1;
+    c.etop = (uint32_t)ch_fam_bsr64(c.end);
+    c.mask = ((uint64_t)2 << c.etop) - 1;
+    ch_fam_blocks(h, m, n, out, &c, ch__fl_first, ch__fl_second, ch__fl_full);
 }
 
 #endif

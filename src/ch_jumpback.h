@@ -62,60 +62,55 @@ CH_FAM_INLINE int32_t ch_jumpback(uint64_t h, uint32_t n) {
     return ch_jumpback_walk(&h, n);
 }
 
-/* The batch, in blocks (CH_FAM_BLOCK): the first range's candidate for every key without a
- * branch (it is the answer with probability > 1/2, typically ~97%); then, for the keys it is
- * not, the first two draws of the jump back (four words) without a branch: a word below lo
- * sends the key to the next range down (whose candidate is always below n), a word in [lo, n)
- * is the answer.  The keys all four words leave open (probability below 1/16 of those) take the
- * walk.  Same result as ch_jumpback for every key. */
+/* The batch, through ch_fam_blocks: first, the first range's candidate (the answer with
+ * probability > 1/2, typically ~97%); second, for the keys it is not (their x holds the top
+ * range lo, the only one that can pass n), the first two draws of the jump back (four words)
+ * without a branch: a word below lo sends the key to the next range down (whose candidate is
+ * always below n), a word in [lo, n) is the answer; the walk for the keys all four words leave
+ * open (below 1/16 of those).  Same result as ch_jumpback for every key. */
+typedef struct { uint32_t n, mask, lo; } ch_jumpback_ctx;
+
+CH_FAM_INLINE uint32_t ch__jb_candidate(uint64_t r0, uint32_t x) {
+    uint32_t l = 1u << ch_fam_bsr32(x | 1u);
+    uint32_t b = l + ((uint32_t)(r0 >> (ch_fam_parity32(x) << 5)) & (l - 1));
+    return ch_fam_sel32(x != 0, b, 0);
+}
+
+CH_FAM_INLINE uint32_t ch__jb_first(uint64_t key, const void *ctx) {
+    const ch_jumpback_ctx *c = (const ch_jumpback_ctx *)ctx;
+    uint64_t r0 = ch_mix64(key + CH_GOLDEN);
+    return ch__jb_candidate(r0, (uint32_t)(r0 ^ (r0 >> 32)) & c->mask);
+}
+
+CH_FAM_INLINE uint32_t ch__jb_second(uint64_t key, const void *ctx) {
+    const ch_jumpback_ctx *c = (const ch_jumpback_ctx *)ctx;
+    const uint32_t lo = c->lo, hi = c->mask, n = c->n;
+    uint64_t s0 = key + CH_GOLDEN, r0 = ch_mix64(s0);
+    uint32_t fb = ch__jb_candidate(r0, ((uint32_t)(r0 ^ (r0 >> 32)) & hi) ^ lo);
+    uint64_t r1 = ch_mix64(s0 + CH_GOLDEN), r2 = ch_mix64(s0 + 2 * CH_GOLDEN);
+    uint32_t w[4] = {(uint32_t)r1 & hi, (uint32_t)(r1 >> 32) & hi, (uint32_t)r2 & hi,
+                     (uint32_t)(r2 >> 32) & hi};
+    uint32_t res = CH_FAM_OPEN;
+    int i;
+    for (i = 4; i-- > 0;) res = ch_fam_sel32(w[i] < lo, fb, ch_fam_sel32(w[i] < n, w[i], res));
+    return res;
+}
+
+CH_FAM_INLINE int32_t ch__jb_full(uint64_t key, const void *ctx) {
+    return ch_jumpback_walk(&key, ((const ch_jumpback_ctx *)ctx)->n);
+}
+
 static inline void ch_jumpback_batch(const uint64_t *h, size_t m, uint32_t n, int32_t *out) {
-    size_t base, j, k, e, ns, nw;
-    uint16_t slow[CH_FAM_BLOCK];
+    size_t j;
     if (n <= 1) {
         for (j = 0; j < m; j++) out[j] = 0;
         return;
     }
-    const uint32_t mask = 0xFFFFFFFFu >> (31 - ch_fam_bsr32(n - 1));
-    const uint32_t lo = (mask >> 1) + 1, hi = mask;  /* the only range that can pass n */
-    for (base = 0; base < m; base += CH_FAM_BLOCK) {
-        e = m - base < CH_FAM_BLOCK ? m - base : CH_FAM_BLOCK;
-        ns = 0;
-        for (j = 0; j < e; j++) {
-            uint64_t r0 = ch_mix64(h[base + j] + CH_GOLDEN);
-            uint32_t x = (uint32_t)(r0 ^ (r0 >> 32)) & mask;
-            uint32_t l = 1u << ch_fam_bsr32(x | 1u);
-            uint32_t b = l + ((uint32_t)(r0 >> (ch_fam_parity32(x) << 5)) & (l - 1));
-            b = ch_fam_sel32(x != 0, b, 0);
-            out[base + j] = (int32_t)b;
-            slow[ns] = (uint16_t)j;
-            ns += b >= n;
-        }
-        nw = 0;
-        for (k = 0; k < ns; k++) {
-            /* here x holds lo (only the top range passes n) */
-            uint64_t s0 = h[base + slow[k]] + CH_GOLDEN;
-            uint64_t r0 = ch_mix64(s0);
-            uint32_t x2 = ((uint32_t)(r0 ^ (r0 >> 32)) & mask) ^ lo;
-            uint32_t l2 = 1u << ch_fam_bsr32(x2 | 1u);
-            uint32_t fb = l2 + ((uint32_t)(r0 >> (ch_fam_parity32(x2) << 5)) & (l2 - 1));
-            fb = ch_fam_sel32(x2 != 0, fb, 0);
-            uint64_t r1 = ch_mix64(s0 + CH_GOLDEN), r2 = ch_mix64(s0 + 2 * CH_GOLDEN);
-            uint32_t w0 = (uint32_t)r1 & hi, w1 = (uint32_t)(r1 >> 32) & hi;
-            uint32_t w2 = (uint32_t)r2 & hi, w3 = (uint32_t)(r2 >> 32) & hi;
-            uint32_t res = 0xFFFFFFFFu;
-            res = ch_fam_sel32(w3 < lo, fb, ch_fam_sel32(w3 < n, w3, res));
-            res = ch_fam_sel32(w2 < lo, fb, ch_fam_sel32(w2 < n, w2, res));
-            res = ch_fam_sel32(w1 < lo, fb, ch_fam_sel32(w1 < n, w1, res));
-            res = ch_fam_sel32(w0 < lo, fb, ch_fam_sel32(w0 < n, w0, res));
-            out[base + slow[k]] = (int32_t)res;
-            slow[nw] = slow[k];
-            nw += res == 0xFFFFFFFFu;
-        }
-        for (k = 0; k < nw; k++) {
-            uint64_t s = h[base + slow[k]];
-            out[base + slow[k]] = ch_jumpback_walk(&s, n);
-        }
-    }
+    ch_jumpback_ctx c;
+    c.n = n;
+    c.mask = 0xFFFFFFFFu >> (31 - ch_fam_bsr32(n - 1));
+    c.lo = (c.mask >> 1) + 1;
+    ch_fam_blocks(h, m, n, out, &c, ch__jb_first, ch__jb_second, ch__jb_full);
 }
 
 #endif

@@ -79,31 +79,33 @@ CH_FAM_INLINE int32_t ch_power(uint64_t key, uint32_t n) {
     return ch_power_m(key, n, m1, mh);
 }
 
-/* The batch in blocks (CH_FAM_BLOCK): f's pick for every key without a branch, then the full
+/* The batch, through ch_fam_blocks: f's pick for every key without a branch, then the full
  * function for the keys whose pick is >= n. */
+typedef struct { uint32_t n, m1, mh; } ch_power_ctx;
+
+CH_FAM_INLINE uint32_t ch__pw_first(uint64_t key, const void *ctx) {
+    uint32_t bits = (uint32_t)key & ((const ch_power_ctx *)ctx)->m1;
+    int t = ch_fam_bsr32(bits | 1u);
+    uint64_t inc = ((uint64_t)t << 1) | 1;
+    uint64_t s = (key + inc) * CH_PCG_MUL + inc;
+    uint32_t top = 1u << t;
+    return ch_fam_sel32(bits != 0, top + (ch_pcg_out(s) & (top - 1)), 0);
+}
+
+CH_FAM_INLINE int32_t ch__pw_full(uint64_t key, const void *ctx) {
+    const ch_power_ctx *c = (const ch_power_ctx *)ctx;
+    return ch_power_m(key, c->n, c->m1, c->mh);
+}
+
+CH_FAM_INLINE uint32_t ch__pw_second(uint64_t key, const void *ctx) {
+    return (uint32_t)ch__pw_full(key, ctx);
+}
+
 static inline void ch_power_batch(const uint64_t *h, size_t m, uint32_t n, int32_t *out) {
-    uint32_t m1, mh;
-    size_t base, j, k, e, ns;
-    uint16_t slow[CH_FAM_BLOCK];
-    ch_power_masks(n, &m1, &mh);
-    for (base = 0; base < m; base += CH_FAM_BLOCK) {
-        e = m - base < CH_FAM_BLOCK ? m - base : CH_FAM_BLOCK;
-        ns = 0;
-        for (j = 0; j < e; j++) {
-            uint64_t key = h[base + j];
-            uint32_t bits = (uint32_t)key & m1;
-            int t = ch_fam_bsr32(bits | 1u);
-            uint64_t inc = ((uint64_t)t << 1) | 1;
-            uint64_t s = (key + inc) * CH_PCG_MUL + inc;
-            uint32_t top = 1u << t;
-            uint32_t r = top + (ch_pcg_out(s) & (top - 1));
-            r = ch_fam_sel32(bits != 0, r, 0);
-            out[base + j] = (int32_t)r;
-            slow[ns] = (uint16_t)j;
-            ns += r >= n;
-        }
-        for (k = 0; k < ns; k++) out[base + slow[k]] = ch_power_m(h[base + slow[k]], n, m1, mh);
-    }
+    ch_power_ctx c;
+    c.n = n;
+    ch_power_masks(n, &c.m1, &c.mh);
+    ch_fam_blocks(h, m, n, out, &c, ch__pw_first, ch__pw_second, ch__pw_full);
 }
 
 #endif

@@ -20,16 +20,10 @@ says so and models the reference as it is; the library's answer there is a separ
 
 from __future__ import annotations
 
+from hash4j_model import GOLDEN_GAMMA as GOLDEN
+from hash4j_model import M64, mix64
+
 M32 = 0xFFFFFFFF
-M64 = (1 << 64) - 1
-GOLDEN = 0x9E3779B97F4A7C15
-
-
-def mix64(z: int) -> int:
-    """The SplitMix64 finalizer."""
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
 
 
 # --------------------------------------------------------------------------------------------

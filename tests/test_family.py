@@ -264,22 +264,19 @@ def test_from_state_checks(cls: Any) -> None:
 # the bucket sets, and where their references misbehave
 # --------------------------------------------------------------------------------------------
 
-def test_anchor_buckets_against_the_model() -> None:
-    rng = random.Random(9)
-    for _ in range(10):
-        a = rng.randint(1, 300)
-        w = rng.randint(1, a)
-        ours, model = AnchorBuckets(a, w), Anchor(a, w)
-        for _ in range(200):
-            if model.N > 1 and (not model.r or rng.random() < 0.5):
-                b = rng.choice([x for x in range(a) if model.A[x] == 0])
-                ours.remove(b)
-                model.remove(b)
-            elif model.r:
-                assert ours.add() == model.add()
-            k1, k2 = rng.getrandbits(64), rng.getrandbits(64)
-            assert ours.bucket(k1, k2) == model.bucket(k1, k2)
-        assert list(ours.removed) == model.r
+def drive(ours: Any, model: Any, working: Any, may_add: Any, steps: int,
+          rng: random.Random) -> Any:
+    """Random removals (of a working bucket, keeping one) and adds on ours and the model
+    alike, yielding after each."""
+    for _ in range(steps):
+        live = working(model)
+        if len(live) > 1 and (not may_add(model) or rng.random() < 0.5):
+            b = rng.choice(live)
+            ours.remove(b)
+            model.remove(b)
+        elif may_add(model):
+            assert ours.add() == model.add()
+        yield
 
 
 def test_anchor_with_no_working_bucket() -> None:
@@ -328,22 +325,36 @@ def test_anchor_buckets_errors() -> None:
     assert c == ab and c.add() == 1 and c != ab
 
 
-def test_dx_buckets_against_the_model() -> None:
-    rng = random.Random(10)
-    for _ in range(15):
-        size = rng.randint(1, 300)
-        w = rng.randint(1, size)
-        ours, model = DxBuckets(size, w), DxOurs(size, w)
-        for _ in range(150):
-            if model.working > 1 and rng.random() < 0.5:
-                b = rng.choice([x for x in range(model.size) if model.nodes[x]])
-                ours.remove(b)
-                model.remove(b)
-            else:
-                assert ours.add() == model.add()
-            assert ours.capacity == model.size
-            k = rng.getrandbits(32)
-            assert (ours.bucket(k), ours.probes(k)) == model.node(k)
+def _check_anchor(ours: Any, model: Any, rng: random.Random) -> None:
+    k1, k2 = rng.getrandbits(64), rng.getrandbits(64)
+    assert ours.bucket(k1, k2) == model.bucket(k1, k2)
+    assert list(ours.removed) == model.r
+
+
+def _check_dx(ours: Any, model: Any, rng: random.Random) -> None:
+    assert ours.capacity == model.size
+    k = rng.getrandbits(32)
+    assert (ours.bucket(k), ours.probes(k)) == model.node(k)
+
+
+SETS = {  # ours, the model, its working buckets, whether it can add, the check after each op
+    "anchor": (AnchorBuckets, Anchor, lambda m: [x for x in range(m.M) if m.A[x] == 0],
+               lambda m: bool(m.r), _check_anchor),
+    "dx": (DxBuckets, DxOurs, lambda m: [x for x in range(m.size) if m.nodes[x]],
+           lambda m: True, _check_dx),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SETS))
+def test_bucket_sets_against_the_model(kind: str) -> None:
+    ours_cls, model_cls, working, may_add, check = SETS[kind]
+    rng = random.Random(kind)
+    for _ in range(12):
+        a = rng.randint(1, 300)
+        w = rng.randint(1, a)
+        ours, model = ours_cls(a, w), model_cls(a, w)
+        for _ in drive(ours, model, working, may_add, 180, rng):
+            check(ours, model, rng)
 
 
 def test_dx_no_node_after_heavy_removal() -> None:

@@ -5,22 +5,15 @@ Kernel: ``src/_anchor.pxi`` over ``src/ch_anchor.h``.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash._hashes import HashArg
 from consistent_hash._ring import EmptyRingError, _Anchor, _AnchorState, _Hasher
 from consistent_hash._validate import check_int
-from consistent_hash.algorithms._family import (
-    MAX_BUCKETS,
-    SlotBuckets,
-    key_hash_array,
-    key_hash_int,
-)
+from consistent_hash.algorithms._buckets import MAX_BUCKETS, FixedSlots
+from consistent_hash.algorithms._family import BucketSet, key_hash_array, key_hash_int
 
 __all__ = ["AnchorBuckets", "AnchorHash"]
 
@@ -36,7 +29,7 @@ def _anchor_state(capacity: int, stack: list[int]) -> _AnchorState:
     return st
 
 
-class AnchorBuckets:
+class AnchorBuckets(BucketSet):
     """cpp-anchorhash's ``AnchorHashQre(capacity, working)``, bit for bit, as bare buckets.
 
     ``bucket(key1, key2)`` is ``ComputeBucket(key1, key2)``, ``remove(b)`` is
@@ -49,7 +42,8 @@ class AnchorBuckets:
     EmptyRingError (the reference answers its last removed bucket), and removing a removed
     bucket or adding to a full anchor raises ValueError (the reference corrupts its state).
 
-    Thread-safe: every call holds the instance's lock.
+    Thread-safe: every call holds the instance's lock.  ``nbytes()``: A, K, W, L and the
+    removal stack, a uint32 each per bucket.
 
     >>> ab = AnchorBuckets(8, 6)
     >>> ab.bucket(1, 2)
@@ -61,13 +55,11 @@ class AnchorBuckets:
     (1, 1)
     """
 
-    __slots__ = ("_st", "_lock")
+    __slots__ = ()
 
     def __init__(self, capacity: int, working: int) -> None:
         a = check_int(capacity, "capacity", 1, MAX_BUCKETS)
-        w = check_int(working, "working", 0, a)
-        self._st = _AnchorState(a, w)
-        self._lock = threading.Lock()
+        self._start(_AnchorState(a, check_int(working, "working", 0, a)))
 
     @property
     def capacity(self) -> int:
@@ -86,10 +78,6 @@ class AnchorBuckets:
 
     def __len__(self) -> int:
         return self.working
-
-    def is_working(self, b: int) -> bool:
-        with self._lock:
-            return bool(self._st.working(check_int(b, "b", 0, None)))
 
     def bucket(self, key1: Any, key2: Any) -> Any:
         """``ComputeBucket(key1, key2)``: two uint64 ints (a negative int as its two's
@@ -119,7 +107,7 @@ class AnchorBuckets:
         """``UpdateRemoval(b)``: only b's keys move.  ValueError unless b is working."""
         v = check_int(b, "b", 0, None)
         with self._lock:
-            if not self._st.working(v):
+            if not self._st.is_working(v):
                 raise ValueError(f"bucket {v} is not a working bucket of the AnchorBuckets")
             self._st.remove(v)
 
@@ -132,29 +120,14 @@ class AnchorBuckets:
                                  "removed bucket to restore")
             return int(self._st.add())
 
-    def copy(self) -> AnchorBuckets:
-        new = object.__new__(AnchorBuckets)
-        with self._lock:
-            new._st = self._st.copy()
-        new._lock = threading.Lock()
-        return new
+    def _key(self) -> Any:
+        return self.capacity, self.removed
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, AnchorBuckets):
-            return NotImplemented
-        return (self.capacity, self.removed) == (other.capacity, other.removed)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"AnchorBuckets(capacity={self.capacity}, working={self.working})"
-
-    def nbytes(self) -> int:
-        """Bytes of the state: A, K, W, L and the removal stack, a uint32 each per bucket."""
-        return int(self._st.nbytes())
+    def _repr_args(self) -> str:
+        return f"capacity={self.capacity}, working={self.working}"
 
 
-class AnchorHash(SlotBuckets):
+class AnchorHash(FixedSlots):
     """AnchorHash (Mendelson, Vargaftik, Barabash, Lorenz, Keslassy & Orda, "AnchorHash: A
     Scalable Consistent Hash", 2021) over named nodes: any node can be removed.
 
@@ -179,14 +152,6 @@ class AnchorHash(SlotBuckets):
 
     __slots__ = ()
     _kind = KIND_ANCHOR
-
-    def __init__(self, nodes: Iterable[str] | int = (), *, capacity: int | None = None,
-                 hash: HashArg = "xxh3", seed: int = 0) -> None:
-        self._init_slots(nodes, capacity, self._init_hasher(hash, seed))
-
-    @property
-    def capacity(self) -> int:
-        return len(self._slots)
 
     def _make_core(self, names: tuple[str, ...], slots: list[str | None], stack: list[int],
                    slot_node: npt.NDArray[np.int32], hasher: _Hasher) -> Any:

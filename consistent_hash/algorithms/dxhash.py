@@ -6,18 +6,16 @@ Kernel: ``src/_dxhash.pxi`` over ``src/ch_dxhash.h``.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _containers, _threads
-from consistent_hash._hashes import HashArg
 from consistent_hash._ring import _Dx, _DxState, _Hasher
 from consistent_hash._validate import check_int
-from consistent_hash.algorithms._family import BARE_HASHER, MAX_BUCKETS, SlotBuckets
+from consistent_hash.algorithms._buckets import MAX_BUCKETS, FixedSlots
+from consistent_hash.algorithms._family import BARE_HASHER, BucketSet
 
 __all__ = ["DxBuckets", "DxHash"]
 
@@ -53,7 +51,7 @@ def dx_bits(slots: list[Any]) -> npt.NDArray[np.uint64]:
     return packed.view("<u8").astype(np.uint64)
 
 
-class DxBuckets:
+class DxBuckets(BucketSet):
     """ChaosD/DxHash's ``DxHash(capacity, working)``, bit for bit wherever the reference
     answers, as bare slots.
 
@@ -69,7 +67,7 @@ class DxBuckets:
     is not working raises ValueError (the reference ignores it); a lookup with no slot working
     raises EmptyRingError.
 
-    Thread-safe: every call holds the instance's lock.
+    Thread-safe: every call holds the instance's lock.  ``nbytes()``: one bit a slot.
 
     >>> dx = DxBuckets(8, 8)
     >>> dx.bucket(42)
@@ -81,13 +79,11 @@ class DxBuckets:
     (6, 6)
     """
 
-    __slots__ = ("_st", "_lock")
+    __slots__ = ()
 
     def __init__(self, capacity: int, working: int) -> None:
         size = check_int(capacity, "capacity", 1, MAX_BUCKETS)
-        w = check_int(working, "working", 0, size)
-        self._st = _DxState(BARE_HASHER, size, w)
-        self._lock = threading.Lock()
+        self._start(_DxState(BARE_HASHER, size, check_int(working, "working", 0, size)))
 
     @property
     def capacity(self) -> int:
@@ -100,10 +96,6 @@ class DxBuckets:
 
     def __len__(self) -> int:
         return self.working
-
-    def is_working(self, b: int) -> bool:
-        with self._lock:
-            return bool(self._st.is_working(check_int(b, "b", 0, None)))
 
     def bucket(self, key: Any, *, threads: int | None = None) -> Any:
         """``getNodeID(key)``: the working slot of a uint32 key, or an int32 array of them for
@@ -156,30 +148,14 @@ class DxBuckets:
                 raise ValueError("DxBuckets holds at most 2**31 - 1 slots: it cannot grow")
             return int(self._st.add())
 
-    def copy(self) -> DxBuckets:
-        new = object.__new__(DxBuckets)
-        with self._lock:
-            new._st = self._st.copy()
-        new._lock = threading.Lock()
-        return new
+    def _key(self) -> Any:
+        return self.capacity, self._st.bits.tobytes()
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, DxBuckets):
-            return NotImplemented
-        return self.capacity == other.capacity and bool(
-            np.array_equal(self._st.bits, other._st.bits))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"DxBuckets(capacity={self.capacity}, working={self.working})"
-
-    def nbytes(self) -> int:
-        """Bytes of the state: one bit a slot."""
-        return int(self._st.nbytes())
+    def _repr_args(self) -> str:
+        return f"capacity={self.capacity}, working={self.working}"
 
 
-class DxHash(SlotBuckets):
+class DxHash(FixedSlots):
     """DxHash (Dong, Wang et al., "DxHash: A Memory-Saving Consistent Hashing Algorithm", 2023)
     over named nodes: any node can be removed, one bit of state a slot.
 
@@ -206,14 +182,6 @@ class DxHash(SlotBuckets):
 
     __slots__ = ()
     _kind = KIND_DXHASH
-
-    def __init__(self, nodes: Iterable[str] | int = (), *, capacity: int | None = None,
-                 hash: HashArg = "xxh3", seed: int = 0) -> None:
-        self._init_slots(nodes, capacity, self._init_hasher(hash, seed))
-
-    @property
-    def capacity(self) -> int:
-        return len(self._slots)
 
     def _make_core(self, names: tuple[str, ...], slots: list[str | None], stack: list[int],
                    slot_node: npt.NDArray[np.int32], hasher: _Hasher) -> Any:

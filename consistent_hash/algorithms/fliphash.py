@@ -9,7 +9,8 @@ from typing import Any
 
 from consistent_hash._ring import _FlipHash, _fliphash_1
 from consistent_hash._validate import check_int
-from consistent_hash.algorithms._family import BARE_HASHER, NumberedBuckets, bucket_function
+from consistent_hash.algorithms._buckets import NumberedBuckets
+from consistent_hash.algorithms._family import BARE_HASHER, bucket_function
 
 __all__ = ["FlipHash", "fliphash_bucket"]
 

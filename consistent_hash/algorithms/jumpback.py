@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from consistent_hash._ring import _JumpBack, _jumpback_1
-from consistent_hash.algorithms._family import BARE_HASHER, NumberedBuckets, bucket_function
+from consistent_hash.algorithms._buckets import NumberedBuckets
+from consistent_hash.algorithms._family import BARE_HASHER, bucket_function
 
 __all__ = ["JumpBackHash", "jumpback_bucket"]
 

@@ -6,7 +6,6 @@ Kernel: ``src/_jumpback_anchor.pxi`` over ``src/ch_jumpback_anchor.h``.
 from __future__ import annotations
 
 import struct
-import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -17,9 +16,10 @@ from consistent_hash import _containers, _threads
 from consistent_hash._hashes import HashArg
 from consistent_hash._ring import _Hasher, _JBAState, _JumpBackAnchor
 from consistent_hash._validate import check_int
+from consistent_hash.algorithms._buckets import SlotBuckets
 from consistent_hash.algorithms._family import (
     BARE_HASHER,
-    SlotBuckets,
+    BucketSet,
     key_hash_array,
     key_hash_int,
 )
@@ -29,7 +29,7 @@ __all__ = ["JumpBackAnchorBuckets", "JumpBackAnchorHash"]
 KIND_JUMPBACK_ANCHOR = 96
 
 
-class JumpBackAnchorBuckets:
+class JumpBackAnchorBuckets(BucketSet):
     """hash4j's ``ConsistentHashing.jumpBackAnchorHash(splitMix64_V1())``, bit for bit, as bare
     buckets.
 
@@ -39,7 +39,8 @@ class JumpBackAnchorBuckets:
     or a new one), ``state`` is ``getState()`` and ``from_state`` is ``setState``: four
     little-endian bytes of the buckets ever used, then four a removed bucket in removal order.
 
-    Thread-safe: every call holds the instance's lock.
+    Thread-safe: every call holds the instance's lock.  ``nbytes()``: two int32 a bucket ever
+    used.
 
     >>> jb = JumpBackAnchorBuckets()
     >>> [jb.add() for _ in range(4)]
@@ -50,11 +51,10 @@ class JumpBackAnchorBuckets:
     '0400000001000000'
     """
 
-    __slots__ = ("_st", "_lock")
+    __slots__ = ()
 
     def __init__(self) -> None:
-        self._st = _JBAState(BARE_HASHER)
-        self._lock = threading.Lock()
+        self._start(_JBAState(BARE_HASHER))
 
     def __len__(self) -> int:
         """getNumBuckets(): the working buckets."""
@@ -64,11 +64,7 @@ class JumpBackAnchorBuckets:
     def buckets(self) -> list[int]:
         """getBuckets(): the working buckets, ascending."""
         with self._lock:
-            return [b for b in range(self._st.a) if self._st.working(b)]
-
-    def is_working(self, b: int) -> bool:
-        with self._lock:
-            return bool(self._st.working(check_int(b, "b", 0, None)))
+            return [b for b in range(self._st.a) if self._st.is_working(b)]
 
     def bucket(self, key_hash: Any, *, threads: int | None = None) -> Any:
         """``getBucket(key_hash)``: EmptyRingError when no bucket works (hash4j:
@@ -115,22 +111,11 @@ class JumpBackAnchorBuckets:
         new._st.set(a, removed)
         return new
 
-    def copy(self) -> JumpBackAnchorBuckets:
-        return JumpBackAnchorBuckets.from_state(self.state)
+    def _key(self) -> Any:
+        return self.state
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, JumpBackAnchorBuckets):
-            return NotImplemented
-        return self.state == other.state
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"JumpBackAnchorBuckets(<{len(self)} buckets of {self._st.a}>)"
-
-    def nbytes(self) -> int:
-        """Bytes of the lookup state: two int32 a bucket ever used."""
-        return int(self._st.nbytes())
+    def _repr_args(self) -> str:
+        return f"<{len(self)} buckets of {self._st.a}>"
 
 
 class JumpBackAnchorHash(SlotBuckets):
@@ -155,7 +140,7 @@ class JumpBackAnchorHash(SlotBuckets):
 
     __slots__ = ()
     _kind = KIND_JUMPBACK_ANCHOR
-    _fixed = False
+    _empties = True
 
     def __init__(self, nodes: Iterable[str] | int = (), *, hash: HashArg = "xxh3",
                  seed: int = 0) -> None:
