@@ -8,6 +8,7 @@ systems in ``consistent_hash.compat``) has the same surface, written once in
 """
 
 from consistent_hash._ring import EmptyRingError
+from consistent_hash._ringbase import RingRouter
 from consistent_hash._threads import get_threads, set_threads
 from consistent_hash.algorithms import (
     AnchorHash,
@@ -43,6 +44,7 @@ __all__ = [
     "MementoHash",
     "MultiProbe",
     "Rendezvous",
+    "RingRouter",
     "SlotMap",
     "TokenRing",
     "__version__",

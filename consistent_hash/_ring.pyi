@@ -110,6 +110,9 @@ class _Router:
     @property
     def has_replicas(self) -> bool:
         """The router has a best-first node order per key (replica_row, replicas batches)."""
+    @property
+    def down(self) -> frozenset[str]:
+        """Nodes a lookup skips (marked down): never reached."""
     def check_nonempty(self) -> None: ...
     def hash(self, key: object) -> int:
         """The uint64 a key is routed by."""
@@ -194,6 +197,9 @@ class _Ring(_Router):
     @property
     def prefix_index(self) -> npt.NDArray[np.uint32]: ...
     @property
+    def routing_owners(self) -> npt.NDArray[np.int32]:
+        """int32[V]: the node each position routes to (owners, unless nodes are down)."""
+    @property
     def positions(self) -> npt.NDArray[np.uint64]:
         """Read-only uint64 array of vnode positions, ascending."""
     @property
@@ -242,14 +248,22 @@ class _HealthRing(_Ring):
     """A ring snapshot whose lookups skip down nodes (positions and owners unchanged); live
     is the number of nodes that are up."""
 
-    @property
-    def down(self) -> frozenset[str]: ...
-    @property
-    def routing_owners(self) -> npt.NDArray[np.int32]:
-        """int32[V]: the node each position routes to (the first up owner clockwise)."""
-
 def health_ring(core: _Ring, down: Iterable[str]) -> _HealthRing:
     """A snapshot of core's layout with the named nodes down (names not in core ignored)."""
+
+def remapped_ring(inner: _Ring, nodes: tuple[str, ...], down: Iterable[str]) -> _HealthRing:
+    """A ring built without the down nodes as a snapshot over the full node list."""
+
+class _Remap(_Router):
+    """Any router's core built without the down nodes, answering indices into nodes."""
+
+    def __new__(cls, inner: _Router, nodes: tuple[str, ...], down: Iterable[str], *,
+                dead: bool = False) -> Self: ...
+    @property
+    def inner(self) -> _Router: ...
+    @property
+    def table(self) -> npt.NDArray[np.int32]:
+        """The inner router's lookup table (Maglev), as indices into nodes."""
 
 # --- src/_jump.pxi ---
 
@@ -417,6 +431,15 @@ def compat_points(
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
     """Points of labels prefixes[i] + ascii(decimal j), j < labels[i], in generation order:
     (positions uint64, owners int32), unsorted."""
+
+TIES_KEEP: int
+TIES_FIRST: int
+TIES_LAST: int
+
+def ring_points(positions: npt.ArrayLike, owners: npt.ArrayLike, ties: int = ...
+                ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+    """The one ring builder: points in generation order sorted by (position, generation),
+    the tie rule applied to equal positions."""
 
 def sort_points(pos: npt.NDArray[np.uint64], gen: npt.NDArray[np.int32]) -> None:
     """Sort points in place by (position, generation index)."""

@@ -115,6 +115,39 @@ def compat_points(list prefixes, const uint32_t[::1] labels, int mode, int per_d
     return pos, own
 
 
+TIES_KEEP = 0    # every point kept; equal points in the order they were generated
+TIES_FIRST = 1   # of equal points only the first generated one is kept (nginx)
+TIES_LAST = 2    # a run of equal points takes its last writer's owner (a dict {point: node})
+
+
+def ring_points(positions, owners, int ties=TIES_KEEP):
+    """The ring builder every ring goes through: points given in the order their recipe
+    generates them (positions uint64, owners int32, one each), sorted by (position,
+    generation), then the tie rule applied to runs of equal positions (TIES_KEEP, TIES_FIRST,
+    TIES_LAST).  Returns (positions, owners) for _Ring, new arrays."""
+    pos = np.array(positions, dtype=np.uint64, copy=True, order="C")
+    src = np.ascontiguousarray(owners, dtype=np.int32)
+    cdef Py_ssize_t n = pos.shape[0]
+    if src.ndim != 1 or pos.ndim != 1 or src.shape[0] != n:
+        raise ValueError("positions and owners must be 1-d and of one length")
+    if n >= (1 << 31) - CH_PAD:
+        raise ValueError(f"the ring would have {n} points; at most 2**31 - 9 are supported")
+    if ties not in (TIES_KEEP, TIES_FIRST, TIES_LAST):
+        raise ValueError(f"unknown tie rule {ties}")
+    gen = np.arange(n, dtype=np.int32)
+    sort_pairs(pos, gen)
+    own = src[gen]
+    if n > 1 and ties == TIES_FIRST:
+        keep = np.empty(n, dtype=bool)
+        keep[0] = True
+        np.not_equal(pos[1:], pos[:-1], out=keep[1:])
+        if not keep.all():
+            pos, own = pos[keep], own[keep]
+    elif ties == TIES_LAST:
+        last_writer(pos, own)
+    return pos, np.ascontiguousarray(own, dtype=np.int32)
+
+
 def sort_points(uint64_t[::1] pos, int32_t[::1] gen):
     """Sort points by (position, generation index) in place: gen must increase along the
     generation order, so equal positions keep the order they were inserted in."""

@@ -71,19 +71,20 @@ cdef class _Ring(_Router):
         if built and (not fresh or prefix.dtype != np.uint32 or not prefix.flags.c_contiguous
                       or prefix.shape[0] != (1 << self.k) + 1):
             raise ValueError("prefix: a fresh ring's uint32 index of 2**k + 1 entries")
-        if not built:
-            prefix = np.empty((1 << self.k) + 1, dtype=np.uint32)
-        cdef uint32_t[::1] pv = prefix
         cdef const uint64_t[::1] ppv = padded
         cdef const int32_t[::1] ov = own
         self.pos = &ppv[0]
         self.own = &ov[0] if V else NULL
+        cdef uint32_t[::1] pv
         if not built:
+            prefix = np.empty((1 << self.k) + 1, dtype=np.uint32)
+            pv = prefix
             with nogil:
                 ch_build_prefix(self.pos, self.n, self.k, &pv[0])
-        prefix.flags.writeable = False
+        prefix.flags.writeable = False  # a shared index (a health ring's) is read-only already
+        cdef const uint32_t[::1] cpv = prefix
         self._prefix = prefix
-        self.idx = &pv[0]
+        self.idx = &cpv[0]
         self._replica_tables = {}
         self.nreps = len(nodes) + 1
         self.reps = <const int32_t **>malloc(self.nreps * sizeof(int32_t *))
@@ -95,6 +96,13 @@ cdef class _Ring(_Router):
 
     def __dealloc__(self):
         free(self.reps)
+
+    @property
+    def routing_owners(self):
+        """int32[V]: the node each position routes to: ``owners``, unless nodes are marked
+        down (a health ring's positions route on to the first up owner clockwise).  This and
+        ``positions`` are the exact routing layout every analysis reads."""
+        return self.owners
 
     @property
     def prefix_index(self):

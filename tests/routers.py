@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ringrouter_example import FastringRing
+
 from consistent_hash import (
     HashRing,
     JumpHash,
@@ -202,6 +204,13 @@ ROUTERS += [
     RouterSpec(cls.__name__, cls, lambda nodes, cls=cls, **kw: cls(nodes, capacity=64, **kw),
                replicas=False, int_keys="raw", mutable=True, takes_hash=True)
     for cls in (AnchorHash, DxHash)
+]
+
+# A ring defined outside the library on the public base (tests/ringrouter_example.py).
+ROUTERS += [
+    RouterSpec("FastringRing", FastringRing,
+               lambda nodes, **kw: FastringRing(nodes, vnodes=32, **kw),
+               replicas=True, int_keys="hashed", mutable=True, takes_hash=True),
 ]
 
 BOUNDED: list[RouterSpec] = [s for s in ROUTERS if s.bounded]

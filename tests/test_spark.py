@@ -207,7 +207,7 @@ def test_integer_widths_route_as_python_ints(spark) -> None:  # type: ignore[no-
 
 def test_the_router_is_the_one_at_call_time(spark) -> None:  # type: ignore[no-untyped-def]
     ring = HashRing(["a", "b", "c"])
-    ring.mark_down("b")  # part of the snapshot: a pickle keeps it (to_bytes would not)
+    ring.mark_down("b")  # part of the routing state: the pickle (and to_bytes) keep it
     df = users(spark, 5000, 2)
     keys = user_keys(np.arange(5000))
     expected, idx = ring.get_many(keys), ring.get_indices(keys)

@@ -54,7 +54,7 @@ class NumberedBuckets(HashedRouter):
     def __init__(self, nodes: Iterable[str] | int = (), *, hash: HashArg = "xxh3",
                  seed: int = 0) -> None:
         hasher = self._init_hasher(hash, seed)
-        self._core = self._make(bucket_names(nodes, type(self).__name__), hasher)
+        self._set_core(self._make(bucket_names(nodes, type(self).__name__), hasher))
 
     def _make(self, names: tuple[str, ...], hasher: _Hasher) -> Any:
         if len(names) > MAX_BUCKETS:
@@ -66,10 +66,10 @@ class NumberedBuckets(HashedRouter):
         Raises ValueError if the node is already present."""
         name = check_node(node)
         with self._lock:
-            core = self._core
+            core = self._layout_core()
             if name in core.nodes:
                 raise ValueError(f"node {name!r} is already in the {type(self).__name__}")
-            self._core = self._make(core.nodes + (name,), core.hasher)
+            self._set_core(self._make(core.nodes + (name,), core.hasher))
 
     def remove(self, node: str) -> None:
         """Remove the last bucket (its keys spread evenly over the others).
@@ -78,7 +78,7 @@ class NumberedBuckets(HashedRouter):
         algorithm cannot remove it without renumbering the buckets after it."""
         check_name(node)
         with self._lock:
-            core = self._core
+            core = self._layout_core()
             if node not in core.nodes:
                 raise KeyError(node)
             if node != core.nodes[-1]:
@@ -87,7 +87,7 @@ class NumberedBuckets(HashedRouter):
                     f"({core.nodes[-1]!r}); removing {node!r} would renumber the buckets "
                     f"after it and move almost every key. Use {self._any_removal} to remove any "
                     "node.")
-            self._core = self._make(core.nodes[:-1], core.hasher)
+            self._set_core(self._make(core.nodes[:-1], core.hasher))
 
     def _state(self) -> tuple[Any, ...]:
         return (self.nodes, self._hash_param(), self.seed)
@@ -150,8 +150,16 @@ class SlotBuckets(HashedRouter):
         working = np.array([x is not None for x in slots], dtype=bool)
         slot_node[working] = np.arange(len(names), dtype=np.int32)
         core = self._make_core(names, slots, stack, slot_node, hasher)
+        # The slots first: with nodes marked down, _set_core routes around them through a copy
+        # of this router, which must see the new slots; put back if it refuses.
+        old = getattr(self, "_slots", None), getattr(self, "_stack", None)
         self._slots, self._stack = slots, stack
-        self._core = core
+        try:
+            self._set_core(core)
+        except BaseException:
+            if old[0] is not None:
+                self._slots, self._stack = old  # type: ignore[assignment]
+            raise
 
     # -- mutations ----------------------------------------------------------------------------
 
@@ -161,7 +169,8 @@ class SlotBuckets(HashedRouter):
         present, or if a fixed-capacity router has no free slot."""
         name = check_node(node)
         with self._lock:
-            if name in self._core.nodes:
+            core = self._layout_core()
+            if name in core.nodes:
                 raise ValueError(f"node {name!r} is already in the {type(self).__name__}")
             slots, stack = list(self._slots), list(self._stack)
             if stack:
@@ -174,24 +183,25 @@ class SlotBuckets(HashedRouter):
                 if len(slots) >= MAX_BUCKETS:
                     raise ValueError(f"{type(self).__name__} holds at most 2**31 - 1 slots")
                 slots.append(name)
-            self._set_state(slots, stack, self._core.hasher)
+            self._set_state(slots, stack, core.hasher)
 
     def remove(self, node: str) -> None:
         """Remove any node; only its keys move.  Raises KeyError if it is absent."""
         check_name(node)
         with self._lock:
-            if node not in self._core.nodes:
+            core = self._layout_core()
+            if node not in core.nodes:
                 raise KeyError(node)
             slots, stack = list(self._slots), list(self._stack)
             b = slots.index(node)
-            if self._empties and len(self._core.nodes) == 1:
+            if self._empties and len(core.nodes) == 1:
                 slots, stack = [], []  # hash4j: the last working bucket empties the set
             elif not self._fixed and not stack and b == len(slots) - 1:
                 slots.pop()
             else:
                 slots[b] = None
                 stack.append(b)
-            self._set_state(slots, stack, self._core.hasher)
+            self._set_state(slots, stack, core.hasher)
 
     # -- state --------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from consistent_hash import _format
 from consistent_hash._ring import EmptyRingError, _Anchor, _AnchorState, _Hasher
 from consistent_hash._validate import check_int
 from consistent_hash.algorithms._buckets import MAX_BUCKETS, FixedSlots
@@ -17,7 +18,7 @@ from consistent_hash.algorithms._family import BucketSet, key_hash_array, key_ha
 
 __all__ = ["AnchorBuckets", "AnchorHash"]
 
-KIND_ANCHOR = 94
+KIND_ANCHOR = _format.KINDS["AnchorHash"]
 
 
 def _anchor_state(capacity: int, stack: list[int]) -> _AnchorState:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from consistent_hash import _format
 from consistent_hash._ring import _Binomial, _binomial_1
 from consistent_hash.algorithms._buckets import NumberedBuckets
 from consistent_hash.algorithms._family import BARE_HASHER, bucket_function
 
 __all__ = ["BinomialHash", "binomial_bucket"]
 
-KIND_BINOMIAL = 93
+KIND_BINOMIAL = _format.KINDS["BinomialHash"]
 
 
 class BinomialHash(NumberedBuckets):

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash import _containers, _threads
+from consistent_hash import _containers, _format, _threads
 from consistent_hash._ring import _Dx, _DxState, _Hasher
 from consistent_hash._validate import check_int
 from consistent_hash.algorithms._buckets import MAX_BUCKETS, FixedSlots
@@ -19,7 +19,7 @@ from consistent_hash.algorithms._family import BARE_HASHER, BucketSet
 
 __all__ = ["DxBuckets", "DxHash"]
 
-KIND_DXHASH = 95
+KIND_DXHASH = _format.KINDS["DxHash"]
 
 _M32 = 0xFFFFFFFF
 

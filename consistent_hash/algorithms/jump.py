@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from consistent_hash import _format
 from consistent_hash._ring import _Hasher, _Jump, _jump_batch
 from consistent_hash._ring import jump_hash as _jump_scalar
 from consistent_hash._validate import check_int
@@ -16,7 +17,7 @@ from consistent_hash.algorithms._buckets import MAX_BUCKETS, NumberedBuckets
 
 __all__ = ["JumpHash", "jump_hash"]
 
-KIND_JUMP = 16
+KIND_JUMP = _format.KINDS["JumpHash"]
 
 
 class JumpHash(NumberedBuckets):

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from consistent_hash import _format
 from consistent_hash._ring import _JumpBack, _jumpback_1
 from consistent_hash.algorithms._buckets import NumberedBuckets
 from consistent_hash.algorithms._family import BARE_HASHER, bucket_function
 
 __all__ = ["JumpBackHash", "jumpback_bucket"]
 
-KIND_JUMPBACK = 90
+KIND_JUMPBACK = _format.KINDS["JumpBackHash"]
 
 
 class JumpBackHash(NumberedBuckets):

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash import _containers, _threads
+from consistent_hash import _containers, _format, _threads
 from consistent_hash._hashes import HashArg
 from consistent_hash._ring import _Hasher, _JBAState, _JumpBackAnchor
 from consistent_hash._validate import check_int
@@ -26,7 +26,7 @@ from consistent_hash.algorithms._family import (
 
 __all__ = ["JumpBackAnchorBuckets", "JumpBackAnchorHash"]
 
-KIND_JUMPBACK_ANCHOR = 96
+KIND_JUMPBACK_ANCHOR = _format.KINDS["JumpBackAnchorHash"]
 
 
 class JumpBackAnchorBuckets(BucketSet):

@@ -11,13 +11,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from consistent_hash import _format
 from consistent_hash._ring import _Hasher, _Maglev
 from consistent_hash._validate import check_int
 from consistent_hash.algorithms._nodes import NodeSet
 
 __all__ = ["MAX_TABLE_SIZE", "Maglev", "is_prime"]
 
-KIND_MAGLEV = 18
+KIND_MAGLEV = _format.KINDS["Maglev"]
 
 MAX_TABLE_SIZE = 1 << 26
 

@@ -10,12 +10,13 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import numpy.typing as npt
 
+from consistent_hash import _format
 from consistent_hash._ring import _Hasher, _Memento
 from consistent_hash.algorithms._buckets import MAX_BUCKETS, SlotBuckets
 
 __all__ = ["MementoHash"]
 
-KIND_MEMENTO = 20
+KIND_MEMENTO = _format.KINDS["MementoHash"]
 
 
 class MementoHash(SlotBuckets):

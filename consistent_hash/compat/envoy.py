@@ -42,19 +42,18 @@ from consistent_hash._ring import (
     POINTS_HASH,
     _EnvoyMaglev,
     _Hasher,
-    _Ring,
     compat_points,
     hash_bytes,
-    sort_points,
 )
+from consistent_hash._ringbase import build_ring
 from consistent_hash._router import Router
 from consistent_hash._validate import check_int
 from consistent_hash.algorithms.maglev import is_prime
 
 __all__ = ["HASH_FUNCTIONS", "EnvoyMaglev", "EnvoyRingHash", "from_config", "header_hash"]
 
-KIND_ENVOY_RING = 80
-KIND_ENVOY_MAGLEV = 81
+KIND_ENVOY_RING = _format.KINDS["EnvoyRingHash"]
+KIND_ENVOY_MAGLEV = _format.KINDS["EnvoyMaglev"]
 
 HASH_FUNCTIONS = ("XX_HASH", "MURMUR_HASH_2")
 _POINT_HASH = {"XX_HASH": HASH_IDS["xxh64"], "MURMUR_HASH_2": HASH_IDS["envoy_murmur2"]}
@@ -425,14 +424,14 @@ class EnvoyRingHash(_EnvoyRouter):
         prefixes = [(hosts.keys[i] + "_").encode("utf-8") for i, _ in norm]
         pos, gen = compat_points(prefixes, np.array(counts, dtype=np.uint32), POINTS_HASH, 1,
                                  _POINT_HASH[self._hash_function])
-        sort_points(pos, gen)  # ties (equal 64-bit hashes: never seen) keep generation order
         own = order[gen] if len(gen) else gen
-        core = _Ring(pos, own, hosts.names, _key_hasher())
+        # ties (equal 64-bit hashes: never seen) keep the generation order
+        core = build_ring(pos, own, hosts.names, _key_hasher())
         per = dict.fromkeys(hosts.names, 0)
         for (i, _), c in zip(norm, counts, strict=True):
             per[hosts.names[i]] = c
         self._hosts, self._counts = hosts, per
-        self._core = core
+        self._set_core(core)
 
     # -- introspection ----------------------------------------------------------------------
 
@@ -576,7 +575,7 @@ class EnvoyMaglev(_EnvoyRouter):
         core = _EnvoyMaglev(hosts.names, _key_hasher(), m, offsets, skips,
                             [w for _, _, w in entries], [i for _, i, _ in entries])
         self._hosts = hosts
-        self._core = core
+        self._set_core(core)
 
     @property
     def table_size(self) -> int:

@@ -73,7 +73,7 @@ _DEFAULT_HASH = {"ketama_weighted": "md5", "ketama": "one_at_a_time",
 # the modes that model libmemcached (they take unix socket paths as servers)
 _LIBMEMCACHED_MODES = ("ketama_weighted", "ketama", "consistent_weighted", "spy", "spy_weighted")
 _KEY_HASHES = {"md5": "ketama_md5", "one_at_a_time": "one_at_a_time"}
-KIND_KETAMA = 21
+KIND_KETAMA = _format.KINDS["KetamaRing"]
 _MAX_WEIGHT = (1 << 32) - 1
 
 
@@ -284,7 +284,7 @@ class KetamaRing(Router):
         sort_points(pos, own)  # ties: the earlier server first, as the originals' stable sort
         core = _Ring(pos, own, names, compat_hasher(_KEY_HASHES[self._hash_name]))
         self._specs, self._weights = specs, {n: ws[n] for n in names}
-        self._core = core
+        self._set_core(core)
 
     # -- changes ----------------------------------------------------------------------------
 

@@ -38,12 +38,12 @@ import numpy.typing as npt
 
 from consistent_hash import _format
 from consistent_hash._hashes import compat_hasher
-from consistent_hash._ring import _NginxHash, _Ring, health_ring, nginx_points, sort_points
-from consistent_hash._router import Router
+from consistent_hash._ring import _NginxHash, health_ring, nginx_points
+from consistent_hash._ringbase import RingLayout, build_ring
 
 __all__ = ["NginxUpstream", "Upstream", "from_config", "parse_upstreams"]
 
-KIND_NGINX = 60
+KIND_NGINX = _format.KINDS["NginxUpstream"]
 POINTS_PER_WEIGHT = 160
 _MAX_WEIGHT = 1 << 20
 _MAX_TOTAL_POINTS = 1 << 26  # 67M points (800 MB); nginx's own ring would be as large
@@ -129,7 +129,7 @@ def _server_args(address: str, params: list[str], where: str) -> tuple[str, int 
     return _check_server(address), weight, down
 
 
-class NginxUpstream(Router):
+class NginxUpstream(RingLayout):
     """An nginx ``upstream`` block balanced by ``hash $key [consistent]``.
 
     Parameters
@@ -167,6 +167,7 @@ class NginxUpstream(Router):
 
     __slots__ = ("_consistent", "_servers", "_weights", "_down")
     _kind = KIND_NGINX
+    _down_in_payload = True  # each server's `down` flag is in the payload, as in nginx.conf
     _hash_shift = 32  # hash(key) is CRC-32(key), carried in the top half of the core's hashes
 
     def __init__(self, servers: Iterable[str] = (), weights: Mapping[str, int] | None = None,
@@ -221,13 +222,8 @@ class NginxUpstream(Router):
             bases = [h + b"\0" + p for h, p in map(_split, names)]
             counts = np.array([POINTS_PER_WEIGHT * w for w in weights], dtype=np.uint32)
             pos, own = nginx_points(bases, counts)
-            sort_points(pos, own)  # stable: equal points keep server order
-            if len(pos):
-                keep = np.empty(len(pos), dtype=bool)
-                keep[0] = True
-                np.not_equal(pos[1:], pos[:-1], out=keep[1:])
-                pos, own = pos[keep], own[keep]  # nginx keeps the first of equal points
-            core: Any = _Ring(pos, own, names, compat_hasher("nginx_crc32"))
+            # nginx sorts its points stably and keeps the first of equal ones
+            core: Any = build_ring(pos, own, names, compat_hasher("nginx_crc32"), "first")
             if down:
                 core = health_ring(core, down)
         else:
@@ -344,13 +340,7 @@ class NginxUpstream(Router):
         """The exact share of the 32-bit key-hash space each server receives (consistent
         only; down servers receive 0)."""
         self._ring_only("ownership")
-        pts = self.points.astype(np.int64)
-        own = self.owners
-        lengths = np.empty(len(pts), dtype=np.int64)
-        lengths[1:] = np.diff(pts)
-        lengths[0] = pts[0] + (1 << 32) - pts[-1]  # (last point, 2**32) and [0, first point]
-        shares = np.bincount(own, weights=lengths, minlength=len(self._servers)) / (1 << 32)
-        return {s: float(x) for s, x in zip(self._servers, shares, strict=True)}
+        return super().ownership()
 
     def tries(self, keys: Any) -> npt.NDArray[np.uint32]:
         """Plain ``hash`` only: how many tries nginx makes for each key (1 unless the first

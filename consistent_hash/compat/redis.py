@@ -42,7 +42,7 @@ __all__ = ["SLOTS", "SlotMap", "SlotMove", "redis_slot", "redis_slots"]
 
 SLOTS = 16384
 _HASHER = compat_hasher("redis_slot")
-KIND_SLOTMAP = 22
+KIND_SLOTMAP = _format.KINDS["SlotMap"]
 
 
 def redis_slot(key: Key | float, bucket: int = SLOTS) -> int:
@@ -154,7 +154,7 @@ class SlotMap(Router):
 
     def _set(self, table: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> None:
         self._lock = threading.Lock()
-        self._core = _SlotTable(table, nodes, _HASHER)
+        self._set_core(_SlotTable(table, nodes, _HASHER))
 
     @classmethod
     def _from_table(cls, table: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> SlotMap:

@@ -49,10 +49,9 @@ from consistent_hash._ring import (
     POINTS_MD5_BE64,
     _Ring,
     compat_points,
-    last_writer,
-    sort_points,
     walk_distinct,
 )
+from consistent_hash._ringbase import build_ring
 from consistent_hash._threads import resolve as _threads
 from consistent_hash.compat._keys import text_key, text_keys
 
@@ -213,9 +212,8 @@ class HashRing:
             gen = np.repeat(np.arange(len(names), dtype=np.int32),
                             [len(x) for x in parts]).astype(np.int32)
             points = {n: len(node_points[n]) for n in names}
-        sort_points(pos, gen)
-        last_writer(pos, gen)  # a point claimed twice belongs to its last writer, as in a dict
-        core = _Ring(pos, gen, names, self._hasher)
+        # a point claimed twice belongs to its last writer, as in a dict
+        core = build_ring(pos, gen, names, self._hasher, "last")
         with self._lock:
             self._nodes, self._node_points = nodes, node_points
             self._snap = _Snapshot(core, names, points)
