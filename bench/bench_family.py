@@ -39,6 +39,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench_algorithms import _best_ns as best_ns  # noqa: E402  (best of runs, ns per key)
+
 import consistent_hash  # noqa: E402
 from consistent_hash import HashRing  # noqa: E402
 from consistent_hash.algorithms import (  # noqa: E402
@@ -110,15 +112,6 @@ def with_removed(algo: str, n: int, rng: random.Random) -> Any:
     for b in removed:
         slots[b] = None
     return SLOTTED[algo].from_state(slots, removed)
-
-
-def best_ns(fn: Callable[[], Any], count: int, runs: int) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best * 1e9 / count
 
 
 def checked_lookup_ns(r: Any, h: np.ndarray, runs: int) -> float:
