@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +31,8 @@ from consistent_hash.algorithms._nodes import bucket_names, bucket_repr, node_li
 __all__ = ["MAX_BUCKETS", "FixedSlots", "NumberedBuckets", "SlotBuckets", "default_capacity"]
 
 MAX_BUCKETS = (1 << 31) - 1
+
+_S = TypeVar("_S", bound="SlotBuckets")
 
 
 def default_capacity(n: int) -> int:
@@ -217,8 +219,8 @@ class SlotBuckets(HashedRouter):
         return tuple(self._slots), tuple(self._stack)
 
     @classmethod
-    def from_state(cls, slots: Iterable[str | None], removed: Iterable[int], *,
-                   hash: HashArg = "xxh3", seed: int = 0) -> Any:
+    def from_state(cls: type[_S], slots: Iterable[str | None], removed: Iterable[int], *,
+                   hash: HashArg = "xxh3", seed: int = 0) -> _S:
         """Rebuild from ``state``: ``removed`` (the stack, top last) must list each slot named
         None exactly once."""
         new = cls.__new__(cls)
