@@ -311,13 +311,25 @@ def _neglog2_tables() -> tuple[list[int], list[int], list[int]]:
 # --- src/_maglev.pxi ---
 
 @disjoint_base
-class _Maglev(_Router):
-    def __new__(
-        cls, nodes: tuple[str, ...], hasher: _Hasher, M: int, ratios: npt.ArrayLike
-    ) -> Self: ...
+class _MaglevTable(_Router):
+    """A Maglev lookup table over nodes; modulo: Envoy's entry h mod M, else floor(h M / 2**64)."""
+
+    def __new__(cls, nodes: tuple[str, ...], hasher: _Hasher, table: npt.ArrayLike, *,
+                modulo: bool = False, what: str = "Maglev") -> Self: ...
     @property
     def table(self) -> npt.NDArray[np.int32]:
         """Read-only int32[M]: the node index of each table entry."""
+    @property
+    def modulo(self) -> bool: ...
+
+def maglev_table(hasher: _Hasher, nodes: tuple[str, ...], M: int, ratios: npt.ArrayLike
+                 ) -> npt.NDArray[np.int32]:
+    """Our Maglev table of M entries for nodes with weight ratios w / max(w)."""
+
+def envoy_maglev_table(M: int, offsets: npt.ArrayLike, skips: npt.ArrayLike,
+                       weights: npt.ArrayLike, entry_nodes: npt.ArrayLike
+                       ) -> npt.NDArray[np.int32]:
+    """Envoy's Maglev table (node indices), empty when no entry has a weight."""
 
 # --- src/_multiprobe.pxi ---
 
@@ -475,25 +487,6 @@ def haproxy_points(
 
 def haproxy_avalanche(x: int) -> int:
     """HAProxy's full_hash (the avalanche modifier) of one 32-bit integer."""
-# --- src/_envoy.pxi ---
-
-class _EnvoyMaglev(_Router):
-    """Envoy's Maglev table: entries (sorted by hash key) fill it as Envoy fills it, and a
-    hash h routes to table[h % M]."""
-
-    def __new__(
-        cls,
-        nodes: tuple[str, ...],
-        hasher: _Hasher,
-        M: int,
-        offsets: npt.ArrayLike,
-        skips: npt.ArrayLike,
-        weights: npt.ArrayLike,
-        entry_nodes: npt.ArrayLike,
-    ) -> Self: ...
-    @property
-    def table(self) -> npt.NDArray[np.int32]:
-        """Read-only int32[M]: the node index of each slot (empty when no host has weight)."""
 # --- src/_nginx.pxi ---
 
 def nginx_crc32(data: bytes | bytearray | memoryview) -> int:

@@ -1,7 +1,9 @@
 # Compatibility rings: the point builders and tables that reproduce other libraries exactly,
 # for consistent_hash.ketama, .compat, .redis and .cassandra; the key hashes themselves are
-# src/ch_compat_hash.h, dispatched by hash id like the built-in ones (ch_keys.h).
+# rows of the one hash table (src/ch_hashes.h), dispatched by id like the built-in ones.
 #
+# ring_points: the ring builder every ring goes through (sort by (position, generation), then
+#   the tie rule on equal positions).
 # compat_points: the points of labels prefix_i + ascii(decimal j), j < labels_i, in the order
 #   the original libraries generate them: one MD5 big-endian 64-bit point per label
 #   (uhashring), per_digest little-endian 32-bit words of the label's MD5 as positions
@@ -12,34 +14,6 @@
 # _SlotTable: the Redis Cluster slot map, hash = CRC16 slot in [0, 16384), table[slot] = node
 #   index (-1 unassigned).  first_foreign: which keys need str() the way uhashring hashes.
 # Built on the shared pieces only (sort_points calls sort_pairs of _hashring.pxi at run time).
-
-if (HASH_IDS["one_at_a_time"], HASH_IDS["ketama_md5"], HASH_IDS["ketama_md5_next"],
-        HASH_IDS["md5_next"], HASH_IDS["redis_slot"], HASH_IDS["cassandra"],
-        HASH_IDS["cassandra_raw"]) != (CH_OAAT, CH_KETAMA_MD5, CH_KETAMA_MD5_NEXT, CH_MD5_NEXT,
-                                       CH_REDIS_SLOT, CH_CASSANDRA, CH_CASSANDRA_RAW):
-    raise ImportError("HASH_IDS disagree with ch_keys.h")  # pragma: no cover
-if (HASH_IDS["haproxy_sdbm"], HASH_IDS["haproxy_sdbm_avalanche"], HASH_IDS["haproxy_djb2"],
-        HASH_IDS["haproxy_djb2_avalanche"], HASH_IDS["haproxy_wt6"],
-        HASH_IDS["haproxy_wt6_avalanche"], HASH_IDS["haproxy_crc32"],
-        HASH_IDS["haproxy_crc32_avalanche"]) != (CH_HA_SDBM, CH_HA_SDBM_AV, CH_HA_DJB2,
-                                                 CH_HA_DJB2_AV, CH_HA_WT6, CH_HA_WT6_AV,
-                                                 CH_HA_CRC32, CH_HA_CRC32_AV):
-    raise ImportError("HAProxy HASH_IDS disagree with ch_keys.h")  # pragma: no cover
-if HASH_IDS["envoy_murmur2"] != CH_ENVOY_MURMUR2:  # Envoy ids 80..89
-    raise ImportError("HASH_IDS disagree with ch_keys.h (Envoy)")  # pragma: no cover
-if (HASH_IDS["nginx_crc32"], HASH_IDS["nginx_crc32_len"]) != (CH_NGINX_CRC32,
-                                                              CH_NGINX_CRC32_LEN):
-    raise ImportError("HASH_IDS disagree with ch_keys.h (nginx)")  # pragma: no cover
-if (HASH_IDS["twemproxy_one_at_a_time"], HASH_IDS["twemproxy_md5"], HASH_IDS["twemproxy_crc16"],
-        HASH_IDS["twemproxy_crc32"], HASH_IDS["twemproxy_crc32a"],
-        HASH_IDS["twemproxy_fnv1_64"], HASH_IDS["twemproxy_fnv1a_64"],
-        HASH_IDS["twemproxy_fnv1_32"], HASH_IDS["twemproxy_fnv1a_32"],
-        HASH_IDS["twemproxy_hsieh"], HASH_IDS["twemproxy_murmur"],
-        HASH_IDS["twemproxy_jenkins"]) != (
-        CH_TW_OAAT, CH_TW_MD5, CH_TW_CRC16, CH_TW_CRC32, CH_TW_CRC32A, CH_TW_FNV1_64,
-        CH_TW_FNV1A_64, CH_TW_FNV1_32, CH_TW_FNV1A_32, CH_TW_HSIEH, CH_TW_MURMUR,
-        CH_TW_JENKINS):
-    raise ImportError("twemproxy HASH_IDS disagree with ch_keys.h")  # pragma: no cover
 
 cdef enum:
     P_MD5_BE64 = 0      # one point per label: MD5 bytes 0..7 big-endian (uhashring default)
@@ -140,7 +114,7 @@ def ring_points(positions, owners, int ties=TIES_KEEP):
     if n > 1 and ties == TIES_FIRST:
         keep = np.empty(n, dtype=bool)
         keep[0] = True
-        np.not_equal(pos[1:], pos[:-1], out=keep[1:])
+        np.not_equal(pos[1:], pos[:n - 1], out=keep[1:])
         if not keep.all():
             pos, own = pos[keep], own[keep]
     elif ties == TIES_LAST:

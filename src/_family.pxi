@@ -1,11 +1,8 @@
-# The modern family's shared pieces (ch_family.h): CRC-32C's tables (AnchorHash, DxHash), and
+# The modern family's shared pieces: test hooks of CRC-32C (ch_crc.h; AnchorHash, DxHash), and
 # _NBuckets, the base of the cores over n numbered buckets (JumpBackHash, FlipHash, PowerHash,
 # BinomialHash): bucket i is nodes[i] for a router; with no names (nodes = ()), the core routes
 # to the bare bucket numbers 0 .. n - 1 for any n up to 2**31 - 1 (the *_bucket functions
 # batch-call it through the chunk driver, so threads= works as for every router).
-
-ch_crc32c_init()
-
 
 def _crc32c_u64(uint64_t key, uint64_t seed, bint software=False):
     """The CRC-32C register seed & 0xFFFFFFFF advanced over key's 8 little-endian bytes, as
@@ -23,7 +20,7 @@ def _crc32c_hardware(object use=None):
     if use is not None:
         ch_crc32c_hw = 0
         if use:
-            ch_crc32c_init()
+            ch_crc32c_detect()
     return old
 
 

@@ -18,21 +18,22 @@ cdef extern from "Python.h":
     PyObject** PySequence_Fast_ITEMS(object o)
     Py_ssize_t PySequence_Fast_GET_SIZE(object o)
 
-# The keys stage: one kernel per key layout, instantiated per hash (always_inline), plus the
-# hash ids of the built-in and compatibility hashes (ch_compat_hash.h).
+# The one table of key hashes (ch_hashes.h): each row's id and name; the Python side builds
+# HASH_IDS from it, and no id is written in Cython.
+cdef extern from "ch_hashes.h" nogil:
+    ctypedef struct ch_hash_row:
+        const char *name
+        int id
+    const ch_hash_row ch_hash_rows[]
+    const int ch_hash_count
+
+# The one CRC-32 / CRC-16 (their tables are filled at import: _keys.pxi).
+cdef extern from "ch_crc.h" nogil:
+    void ch_crc_init()
+
+# The keys stage: one kernel per key layout, instantiated per hash (always_inline).
 cdef extern from "ch_keys.h" nogil:
     enum:
-        CH_XXH3
-        CH_XXH64
-        CH_MURMUR3
-        CH_MD5
-        CH_OAAT
-        CH_KETAMA_MD5
-        CH_KETAMA_MD5_NEXT
-        CH_MD5_NEXT
-        CH_REDIS_SLOT
-        CH_CASSANDRA
-        CH_CASSANDRA_RAW
         CH_SCRATCH
         CH_PAD
     uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t seed)
@@ -151,26 +152,12 @@ cdef extern from "ch_memento.h" nogil:
                         int32_t *out)
 
 
-# HAProxy hash-type consistent (ch_hash_haproxy.h, included by ch_keys.h): the hash ids
-# (65..79) and the server points, for _haproxy.pxi.
+# HAProxy hash-type consistent (ch_hash_haproxy.h, included by ch_keys.h): the server points,
+# for _haproxy.pxi.
 cdef extern from "ch_keys.h" nogil:
-    enum:
-        CH_HA_SDBM
-        CH_HA_SDBM_AV
-        CH_HA_DJB2
-        CH_HA_DJB2_AV
-        CH_HA_WT6
-        CH_HA_WT6_AV
-        CH_HA_CRC32
-        CH_HA_CRC32_AV
     uint32_t ch_ha_avalanche(uint32_t a)
     void ch_ha_points(uint32_t puid, uint32_t count, uint32_t *out)
-# Envoy (consistent_hash.compat.envoy): ring_hash's MURMUR_HASH_2 point hash (hash id 80) and
-# Envoy's Maglev table.
-cdef extern from "ch_keys.h" nogil:
-    enum:
-        CH_ENVOY_MURMUR2
-
+# Envoy (consistent_hash.compat.envoy): Envoy's Maglev table.
 cdef extern from "ch_envoy.h" nogil:
     uint64_t ch_envoy_maglev_build(uint64_t *pos, const uint64_t *skip, const double *w,
                                    double w_max, double *target, uint32_t n, uint64_t M,
@@ -181,7 +168,6 @@ cdef extern from "ch_envoy.h" nogil:
 cdef extern from "ch_hash_nginx.h" nogil:
     enum:
         CH_NGX_TRIES
-    void ch_ngx_init()
     uint32_t ch_ngx_crc_run(uint32_t c, const uint8_t *p, size_t n)
     uint32_t ch_ngx_crc32(const uint8_t *p, size_t n)
     void ch_ngx_points(uint32_t base, uint32_t count, uint64_t *out)
@@ -189,31 +175,11 @@ cdef extern from "ch_hash_nginx.h" nogil:
                            const uint8_t *down, uint32_t live, const int32_t *table,
                            int32_t *out, uint32_t *tries_out)
 
-cdef extern from "ch_keys.h" nogil:
-    enum:
-        CH_NGINX_CRC32
-        CH_NGINX_CRC32_LEN
-# twemproxy's key hash ids (ch_keys.h, 40..59; the hashes in ch_hash_twemproxy.h).
-cdef extern from "ch_keys.h" nogil:
-    enum:
-        CH_TW_OAAT
-        CH_TW_MD5
-        CH_TW_CRC16
-        CH_TW_CRC32
-        CH_TW_CRC32A
-        CH_TW_FNV1_64
-        CH_TW_FNV1A_64
-        CH_TW_FNV1_32
-        CH_TW_FNV1A_32
-        CH_TW_HSIEH
-        CH_TW_MURMUR
-        CH_TW_JENKINS
-
-# The modern family (issue 22): shared bit operations and CRC-32C (ch_family.h), then one
-# header per algorithm.
-cdef extern from "ch_family.h" nogil:
+# The modern family (issue 22): CRC-32C (ch_crc.h), then one header per algorithm over the
+# shared bit operations of ch_family.h.
+cdef extern from "ch_crc.h" nogil:
     int ch_crc32c_hw
-    void ch_crc32c_init()
+    void ch_crc32c_detect()
     uint32_t ch_crc32c_u64(uint64_t key, uint64_t seed)
     uint32_t ch_crc32c_u64_sw(uint64_t key, uint64_t seed)
 

@@ -40,9 +40,10 @@ from consistent_hash import _format
 from consistent_hash._ring import (
     HASH_IDS,
     POINTS_HASH,
-    _EnvoyMaglev,
     _Hasher,
+    _MaglevTable,
     compat_points,
+    envoy_maglev_table,
     hash_bytes,
 )
 from consistent_hash._ringbase import build_ring
@@ -572,8 +573,10 @@ class EnvoyMaglev(_EnvoyRouter):
         entries = sorted(((hosts.keys[i].encode("utf-8"), i, w) for i, w in norm))
         offsets = [int(hash_bytes("xxh64", k, 0)) % m for k, _, _ in entries]
         skips = [int(hash_bytes("xxh64", k, 1)) % (m - 1) + 1 for k, _, _ in entries]
-        core = _EnvoyMaglev(hosts.names, _key_hasher(), m, offsets, skips,
-                            [w for _, _, w in entries], [i for _, i, _ in entries])
+        table = envoy_maglev_table(m, offsets, skips, [w for _, _, w in entries],
+                                   [i for _, i, _ in entries])
+        core = _MaglevTable(hosts.names, _key_hasher(), table, modulo=True,
+                            what="Maglev table")
         self._hosts = hosts
         self._set_core(core)
 
