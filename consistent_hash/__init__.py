@@ -11,12 +11,19 @@ from consistent_hash._ring import EmptyRingError
 from consistent_hash._ringbase import RingRouter
 from consistent_hash._threads import get_threads, set_threads
 from consistent_hash.algorithms import (
+    AnchorHash,
+    BinomialHash,
     BoundedLoad,
     CapacityError,
+    DxHash,
+    FlipHash,
+    JumpBackAnchorHash,
+    JumpBackHash,
     JumpHash,
     Maglev,
     MementoHash,
     MultiProbe,
+    PowerHash,
     Rendezvous,
 )
 from consistent_hash.compat.cassandra import TokenRing, murmur3_token, murmur3_tokens
@@ -49,3 +56,5 @@ __all__ = [
     "set_threads",
     "vnode_count",
 ]
+__all__ += ["AnchorHash", "BinomialHash", "DxHash", "FlipHash", "JumpBackAnchorHash",
+            "JumpBackHash", "PowerHash"]

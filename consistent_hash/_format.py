@@ -42,6 +42,14 @@ KINDS: dict[str, int] = {
     "HAProxyBackend": 65,
     "EnvoyRingHash": 80,
     "EnvoyMaglev": 81,
+    # the modern family (consistent_hash.algorithms, issue 22)
+    "JumpBackHash": 90,
+    "FlipHash": 91,
+    "PowerHash": 92,
+    "BinomialHash": 93,
+    "AnchorHash": 94,
+    "DxHash": 95,
+    "JumpBackAnchorHash": 96,
 }
 KIND_HASHRING = KINDS["HashRing"]
 _HEADER = struct.Struct("<4sHHI")

@@ -175,3 +175,60 @@ cdef extern from "ch_hash_nginx.h" nogil:
                            const uint8_t *down, uint32_t live, const int32_t *table,
                            int32_t *out, uint32_t *tries_out)
 
+# The modern family (issue 22): CRC-32C (ch_crc.h), then one header per algorithm over the
+# shared bit operations of ch_family.h.
+cdef extern from "ch_crc.h" nogil:
+    int ch_crc32c_hw
+    void ch_crc32c_detect()
+    uint32_t ch_crc32c_u64(uint64_t key, uint64_t seed)
+    uint32_t ch_crc32c_u64_sw(uint64_t key, uint64_t seed)
+
+cdef extern from "ch_jumpback.h" nogil:
+    int32_t ch_jumpback(uint64_t h, uint32_t n)
+    void ch_jumpback_batch(const uint64_t *h, size_t m, uint32_t n, int32_t *out)
+
+cdef extern from "ch_jumpback_anchor.h" nogil:
+    int32_t ch_jba_bucket(uint64_t h, uint32_t a, const int32_t *ka)
+    void ch_jba_batch(const uint64_t *h, size_t m, uint32_t a, const int32_t *ka,
+                      const int32_t *slot_node, int32_t *out)
+    void ch_jba_push(int32_t *ka, uint32_t a, uint32_t j, int32_t b)
+    void ch_jba_build(int32_t *ka, uint32_t a, const int32_t *r, uint32_t k)
+
+cdef extern from "ch_fliphash.h" nogil:
+    uint64_t ch_fliphash(uint64_t key, uint64_t seed, uint64_t range_end)
+    void ch_fliphash_batch(const uint64_t *h, size_t m, uint64_t seed, uint32_t n, int32_t *out)
+
+cdef extern from "ch_power.h" nogil:
+    void ch_power_masks(uint32_t n, uint32_t *m1, uint32_t *mh)
+    int32_t ch_power_m(uint64_t key, uint32_t n, uint32_t m1, uint32_t mh)
+    int32_t ch_power(uint64_t key, uint32_t n)
+    void ch_power_batch(const uint64_t *h, size_t m, uint32_t n, int32_t *out)
+
+cdef extern from "ch_binomial.h" nogil:
+    void ch_bin_filters(uint32_t n, uint32_t *e, uint32_t *m)
+    int32_t ch_binomial_f(uint64_t h, uint32_t n, uint32_t e, uint32_t mf)
+    int32_t ch_binomial(uint64_t h, uint32_t n)
+    void ch_binomial_batch(const uint64_t *h, size_t m, uint32_t n, int32_t *out)
+
+cdef extern from "ch_anchor.h" nogil:
+    uint32_t ch_anchor_bucket(const uint32_t *A, const uint32_t *K, uint32_t a, uint64_t k1,
+                              uint64_t k2)
+    void ch_anchor_batch(const uint32_t *A, const uint32_t *K, uint32_t a, const uint64_t *k1,
+                         const uint64_t *k2, size_t m, const int32_t *slot_node, int32_t *out)
+    void ch_anchor_init(uint32_t *A, uint32_t *K, uint32_t *W, uint32_t *L, uint32_t *R,
+                        uint32_t a, uint32_t w, uint32_t *r, uint32_t *n)
+    void ch_anchor_remove(uint32_t *A, uint32_t *K, uint32_t *W, uint32_t *L, uint32_t *R,
+                          uint32_t b, uint32_t *r, uint32_t *n)
+    uint32_t ch_anchor_add(uint32_t *A, uint32_t *K, uint32_t *W, uint32_t *L, uint32_t *R,
+                           uint32_t *r, uint32_t *n)
+
+cdef extern from "ch_dxhash.h" nogil:
+    enum:
+        CH_DX_ADD_KEY
+    uint32_t ch_dx_bit(const uint64_t *bits, uint32_t b)
+    uint32_t ch_dx_probe(const uint64_t *bits, uint32_t size, uint32_t key, uint32_t want,
+                         uint32_t *probes)
+    void ch_dx_batch(const uint64_t *bits, uint32_t size, const uint64_t *k, size_t m,
+                     const int32_t *slot_node, int32_t *out)
+    int ch_dx_reference_finds(const uint64_t *bits, uint32_t size, uint32_t key, uint32_t want,
+                              uint32_t *b)

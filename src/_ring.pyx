@@ -25,3 +25,11 @@ include "_compat.pxi"       # ketama / uhashring points, slot table, compat help
 include "_haproxy.pxi"      # HAProxy hash-type consistent: server points
 include "_nginx.pxi"        # nginx upstream hash: consistent points, plain hash kernel
 include "_twemproxy.pxi"     # twemproxy modula tables (consistent_hash.compat.twemproxy)
+include "_family.pxi"       # the modern family: CRC-32C, _NBuckets (numbered buckets)
+include "_jumpback.pxi"
+include "_jumpback_anchor.pxi"
+include "_fliphash.pxi"
+include "_power.pxi"
+include "_binomial.pxi"
+include "_anchor.pxi"
+include "_dxhash.pxi"

@@ -31,6 +31,15 @@ from consistent_hash import (
     SlotMap,
     TokenRing,
 )
+from consistent_hash.algorithms import (
+    AnchorHash,
+    BinomialHash,
+    DxHash,
+    FlipHash,
+    JumpBackAnchorHash,
+    JumpBackHash,
+    PowerHash,
+)
 from consistent_hash.compat.envoy import EnvoyMaglev, EnvoyRingHash
 from consistent_hash.compat.haproxy import HAProxyBackend
 from consistent_hash.compat.nginx import NginxUpstream
@@ -187,6 +196,19 @@ ROUTERS += [
     RouterSpec("TwemproxyPool", TwemproxyPool,
                lambda nodes, **kw: TwemproxyPool(nodes, **kw),
                replicas=False, int_keys="hashed", mutable=True),
+]
+
+# The modern family (consistent_hash.algorithms; issue 22): integer keys are their own 64-bit
+# hash, as for JumpHash.  The first four are LIFO (add appends, remove takes the last); AnchorHash
+# and DxHash have a fixed capacity of slots, JumpBackAnchorHash grows.
+ROUTERS += [
+    RouterSpec(cls.__name__, cls, lambda nodes, cls=cls, **kw: cls(nodes, **kw),
+               replicas=False, int_keys="raw", mutable=True, takes_hash=True)
+    for cls in (JumpBackHash, FlipHash, PowerHash, BinomialHash, JumpBackAnchorHash)
+] + [
+    RouterSpec(cls.__name__, cls, lambda nodes, cls=cls, **kw: cls(nodes, capacity=64, **kw),
+               replicas=False, int_keys="raw", mutable=True, takes_hash=True)
+    for cls in (AnchorHash, DxHash)
 ]
 
 # A ring defined outside the library on the public base (tests/ringrouter_example.py).
