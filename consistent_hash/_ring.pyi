@@ -190,6 +190,7 @@ class _Ring(_Router):
         *,
         fresh: bool = False,
         prefix: npt.NDArray[np.uint32] | None = None,
+        route: npt.NDArray[np.uint64] | None = None,
     ) -> Self: ...
     @property
     def prefix_index(self) -> npt.NDArray[np.uint32]: ...
@@ -206,11 +207,14 @@ class _Ring(_Router):
 
 def label_positions(
     hasher: _Hasher,
-    names: list[bytes],
+    names: list[bytes] | list[str],
     counts: npt.NDArray[np.uint32],
     first_owner: int = 0,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
     """Vnode positions of every label utf8(name) + b"#" + decimal j, sorted; and owners."""
+
+def label_ring(hasher: _Hasher, nodes: tuple[str, ...], counts: npt.NDArray[np.uint32]) -> _Ring:
+    """The ring snapshot of nodes (sorted) with counts[i] vnode labels for node i."""
 
 def sort_pairs(keys: npt.NDArray[np.uint64], vals: npt.NDArray[np.int32]) -> None:
     """Stable in-place sort of (keys, vals) by keys."""

@@ -17,6 +17,7 @@ from consistent_hash._ring import (
     _Ring,
     health_ring,
     label_positions,
+    label_ring,
     ring_insert,
     ring_remove,
 )
@@ -90,19 +91,35 @@ class HashRing(HashedRouter):
         self._down: frozenset[str] = frozenset()
         weights = node_weights(nodes)
         names = tuple(sorted(weights))
-        counts = self._counts(names, weights)
-        pos, own = label_positions(hasher, [n.encode("utf-8") for n in names], counts)
-        self._install(_Ring(pos, own, names, hasher), {n: weights[n] for n in names})
+        if len(set(weights.values())) <= 1:  # one weight: one count, and the dict in one call
+            w = next(iter(weights.values()), 1.0)
+            counts = np.full(len(names), vnode_count(self._vnodes, w), dtype=np.uint32)
+            ordered = dict.fromkeys(names, w)
+        else:
+            ordered = {n: weights[n] for n in names}
+            counts = self._counts(names, ordered)
+        self._check_total(counts)
+        self._install(label_ring(hasher, names, counts), ordered)
 
     # -- snapshots --------------------------------------------------------------------------
 
     def _counts(self, names: tuple[str, ...], weights: Mapping[str, float]
                 ) -> npt.NDArray[np.uint32]:
-        counts = [vnode_count(self._vnodes, weights[n]) for n in names]
-        if sum(counts) > MAX_TOTAL_VNODES:
-            raise ValueError(f"the ring would have {sum(counts)} vnodes; at most "
+        # vnode_count's arithmetic, one array operation for all nodes (the same doubles)
+        w = np.fromiter((weights[n] for n in names), dtype=np.float64, count=len(names))
+        x = self._vnodes * w + 0.5
+        bad = ~(x <= MAX_TOTAL_VNODES)
+        if bad.any():
+            vnode_count(self._vnodes, float(w[int(np.argmax(bad))]))  # raises its error
+        counts: npt.NDArray[np.uint32] = np.maximum(np.floor(x), 1.0).astype(np.uint32)
+        return counts
+
+    @staticmethod
+    def _check_total(counts: npt.NDArray[np.uint32]) -> None:
+        total = int(counts.sum(dtype=np.uint64))
+        if total > MAX_TOTAL_VNODES:
+            raise ValueError(f"the ring would have {total} vnodes; at most "
                              f"{MAX_TOTAL_VNODES} are supported (lower vnodes or the weights)")
-        return np.array(counts, dtype=np.uint32)
 
     def _install(self, core: _Ring, weights: dict[str, float]) -> None:
         # The weights are set before the core: a reader sees the core, whose nodes match them.

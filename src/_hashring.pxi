@@ -8,8 +8,10 @@
 # positions H(utf8(name) + b"#" + ascii(decimal j), seed) for j < count[i].
 #
 # A 2**k-entry prefix index over the top k bits of the positions narrows each search to a few
-# positions; a batch is searched with prefetching (ch_lookup_batch).  Replica tables (the
-# first r distinct owners from each position) are built once per r and cached.
+# positions.  Lookups read the route layout (ch_search.h): one uint64 word per position holding
+# its high bits and its (routing) owner, so a search reads the prefix index and one cache line;
+# a batch is searched with prefetching (ch_route_batch).  Replica tables (the first r distinct
+# owners from each position) are built once per r and cached.
 
 
 cdef class _Ring(_Router):
@@ -18,6 +20,8 @@ cdef class _Ring(_Router):
     cdef readonly object owners         # read-only int32[V]
     cdef object _padded
     cdef object _prefix
+    cdef object _route                  # the route layout q (uint64[V + CH_PAD])
+    cdef ch_route R                     # what the search kernels read
     cdef object _replica_tables         # r -> read-only int32[V, r]
     cdef const int32_t **reps           # reps[r]: the data of _replica_tables[r], or NULL
     cdef Py_ssize_t nreps
@@ -28,11 +32,12 @@ cdef class _Ring(_Router):
     cdef int k
 
     def __cinit__(self, positions, owners, tuple nodes, _Hasher hasher, *, bint fresh=False,
-                  prefix=None):
+                  prefix=None, route=None):
         # fresh: the arrays are new and this ring's alone (ring_insert, ring_remove): positions
         # already padded (uint64, at least len(owners) + CH_PAD, UINT64_MAX from len(owners)),
         # owners int32; they are adopted, made read-only, not copied.  prefix (fresh only): the
-        # prefix index those functions derived from the old ring's (None: build it here).
+        # prefix index those functions derived from the old ring's (None: build it here);
+        # route (fresh only): the route layout of these arrays (label_ring; None: built here).
         cdef Py_ssize_t V
         if fresh:
             if (positions.dtype != np.uint64 or owners.dtype != np.int32
@@ -84,6 +89,14 @@ cdef class _Ring(_Router):
         prefix.flags.writeable = False
         self._prefix = prefix
         self.idx = &pv[0]
+        self.R.pos = self.pos
+        self.R.idx = self.idx
+        self.R.n = self.n
+        self.R.shift = 64 - self.k
+        if route is not None and (not fresh or route.dtype != np.uint64
+                                  or not route.flags.c_contiguous or route.shape[0] != V + CH_PAD):
+            raise ValueError("route: a fresh ring's uint64 route layout of len + CH_PAD words")
+        self.set_routing(own, route)
         self._replica_tables = {}
         self.nreps = len(nodes) + 1
         self.reps = <const int32_t **>malloc(self.nreps * sizeof(int32_t *))
@@ -96,6 +109,27 @@ cdef class _Ring(_Router):
     def __dealloc__(self):
         free(self.reps)
 
+    cdef int set_routing(self, routing, q=None) except -1:
+        """Route by routing (int32[V], this ring's own array, kept alive by the caller's
+        field): the owners lookups answer (a health ring's skip down nodes), and the route
+        layout q built from them (built here when None)."""
+        cdef const int32_t[::1] rv = routing
+        cdef int b = ch_owner_bits(<size_t>len(self.nodes))
+        cdef bint build = q is None
+        if build:
+            q = np.empty(<Py_ssize_t>self.n + CH_PAD, dtype=np.uint64)
+        cdef uint64_t[::1] qv = q
+        self.own = &rv[0] if self.n else NULL
+        if build:
+            with nogil:
+                ch_route_layout(self.pos, self.own, self.n, b, &qv[0])
+        q.flags.writeable = False
+        self._route = q
+        self.R.q = &qv[0]
+        self.R.own = self.own
+        self.R.b = b
+        return 0
+
     @property
     def prefix_index(self):
         """The read-only prefix index: entry b is the number of positions whose top k bits
@@ -103,10 +137,19 @@ cdef class _Ring(_Router):
         return self._prefix
 
     cdef void route(self, const uint64_t *h, Py_ssize_t m, int32_t *out) noexcept nogil:
-        ch_lookup_batch(self.pos, self.n, self.idx, self.k, self.own, h, <size_t>m, out)
+        if self.R.own == self.own:
+            ch_route_batch(&self.R, h, <size_t>m, out)
+        else:  # routing owners set without set_routing: the plain search stays exact
+            ch_lookup_batch(self.pos, self.n, self.idx, self.k, self.own, h, <size_t>m, out)
 
     cdef int32_t route1(self, uint64_t h) noexcept nogil:
+        if self.R.own == self.own:
+            return ch_route1(&self.R, h)
         return self.own[ch_find(self.pos, self.n, self.idx, 64 - self.k, h)]
+
+    cdef inline uint32_t find(self, uint64_t h) noexcept nogil:
+        """The index of the first position >= h, wrapping to 0."""
+        return ch_route_index(&self.R, h)
 
     cdef int prepare_replicas(self, uint32_t r) except -1:
         # The table pointer is set once per r, with the GIL, before any kernel reads it: a
@@ -122,11 +165,10 @@ cdef class _Ring(_Router):
     cdef void route_replicas(self, const uint64_t *h, Py_ssize_t m, uint32_t r,
                              int32_t *out) noexcept nogil:
         cdef const int32_t *t = self.reps[r]
-        cdef int shift = 64 - self.k
         cdef Py_ssize_t j
         cdef uint32_t i
         for j in range(m):
-            i = ch_find(self.pos, self.n, self.idx, shift, h[j])
+            i = self.find(h[j])
             memcpy(out + j * r, t + <size_t>i * r, r * sizeof(int32_t))
 
     cdef int64_t walk_steps(self):
@@ -134,7 +176,7 @@ cdef class _Ring(_Router):
 
     cdef int32_t walk_step(self, uint64_t h, int64_t t, uint32_t *at) noexcept nogil:
         if t == 0:
-            at[0] = ch_find(self.pos, self.n, self.idx, 64 - self.k, h)
+            at[0] = self.find(h)
         return self.own[(at[0] + t) % self.n]
 
     def __len__(self):
@@ -143,7 +185,7 @@ cdef class _Ring(_Router):
     def position_index(self, uint64_t h):
         """Index of the first position >= h, wrapping to 0."""
         self.check()
-        return ch_find(self.pos, self.n, self.idx, 64 - self.k, h)
+        return self.find(h)
 
     # The scalar paths, without the base's virtual call (a ring lookup is a few ns).
     def index(self, key):
@@ -151,14 +193,14 @@ cdef class _Ring(_Router):
         if self.live == 0:
             self.check()
         cdef uint64_t h = self.hasher.hash_key(key)
-        return self.own[ch_find(self.pos, self.n, self.idx, 64 - self.k, h)]
+        return self.route1(h)
 
     def get(self, key):
         """Node name of one key."""
         if self.live == 0:
             self.check()
         cdef uint64_t h = self.hasher.hash_key(key)
-        return self.nodes[self.own[ch_find(self.pos, self.n, self.idx, 64 - self.k, h)]]
+        return self.nodes[self.route1(h)]
 
     def replica_table(self, uint32_t r):
         """int32[V, r]: the first r distinct owners clockwise from each position (cached)."""
@@ -186,55 +228,143 @@ cdef const int32_t *_table_data(t) except NULL:
 # Building rings
 # ---------------------------------------------------------------------------------------------
 
-def label_positions(_Hasher hasher, list names, const uint32_t[::1] counts, int32_t first_owner=0):
-    """Positions of every vnode label utf8(name) + b"#" + decimal j, j < count, sorted by
-    (position, owner); owner i + first_owner is names[i].  Returns (positions, owners)."""
+cdef int _label_pairs(_Hasher hasher, object names, const uint32_t *counts, Py_ssize_t nn,
+                      int32_t first_owner, uint64_t *pos, int32_t *own) except -1:
+    """Hash every vnode label of names (bytes, or str as its UTF-8) into pos / own, node after
+    node: node i's count[i] labels name + b"#" + decimal j, owned by first_owner + i."""
+    cdef Py_ssize_t i, off = 0, L
+    cdef uint32_t j
+    cdef size_t maxlen = 0
+    cdef const char *p
+    if hasher.func is not None:
+        for i in range(nn):
+            name = names[i]
+            if isinstance(name, str):
+                name = (<str>name).encode("utf-8")
+            for j in range(counts[i]):
+                pos[off] = hasher.call_func(name + b"#" + str(j).encode("ascii"))
+                own[off] = <int32_t>i + first_owner
+                off += 1
+        return 0
+    cdef const uint8_t **ptrs = <const uint8_t **>malloc(max(nn, 1) * sizeof(uint8_t *))
+    cdef size_t *lens = <size_t *>malloc(max(nn, 1) * sizeof(size_t))
+    cdef uint8_t *label = NULL
+    try:
+        if ptrs == NULL or lens == NULL:
+            raise MemoryError()
+        for i in range(nn):
+            name = names[i]  # kept alive by names, which the caller holds
+            if PyBytes_Check(name):
+                p = PyBytes_AS_STRING(name)
+                L = PyBytes_GET_SIZE(name)
+            else:
+                p = PyUnicode_AsUTF8AndSize(name, &L)
+            ptrs[i] = <const uint8_t *>p
+            lens[i] = <size_t>L
+            maxlen = max(maxlen, <size_t>L)
+        label = <uint8_t *>malloc(maxlen + 24)
+        if label == NULL:
+            raise MemoryError()
+        with nogil:
+            ch_label_ring(ptrs, lens, counts, <size_t>nn, first_owner, hasher.hid, hasher.seed,
+                          label, pos, own)
+    finally:
+        free(ptrs)
+        free(lens)
+        free(label)
+    return 0
+
+
+cdef tuple _sorted_layout(_Hasher hasher, object names, const uint32_t[::1] counts,
+                          int32_t first_owner, bint ring):
+    """(padded positions, owners, prefix, route) of every vnode label of names, sorted by
+    (position, owner): the positions array has CH_PAD UINT64_MAX after its len(owners)
+    entries, as a fresh _Ring takes it.  The labels are hashed straight into those arrays;
+    a large layout is then radix-sorted through scratch, and with ring (names are the ring's
+    nodes) the same pass writes the prefix index and the route layout (else they are None)."""
     cdef Py_ssize_t nn = len(names), i
+    if counts.shape[0] != nn:
+        raise ValueError("names and counts differ in length")
     cdef uint64_t total = 0
     for i in range(nn):
         total += counts[i]
     if total >= (1 << 31) - CH_PAD:
         raise ValueError(f"the ring would have {total} vnodes; at most 2**31 - 9 are supported")
-    pos = np.empty(total, dtype=np.uint64)
+    padded = np.empty(total + CH_PAD, dtype=np.uint64)
     own = np.empty(total, dtype=np.int32)
-    if total == 0:
-        return pos, own
-    cdef uint64_t[::1] pv = pos
+    cdef uint64_t[::1] pv = padded
     cdef int32_t[::1] ov = own
-    cdef size_t off = 0, maxlen = 0
-    cdef bytes name
-    cdef uint8_t *label
-    cdef uint32_t j
-    cdef size_t namelen
-    cdef int hid = hasher.hid
-    cdef uint64_t seed = hasher.seed
-    for name in names:
-        maxlen = max(maxlen, <size_t>len(name))
-    if hasher.func is not None:
-        for i in range(nn):
-            name = names[i]
-            for j in range(counts[i]):
-                pv[off] = hasher.call_func(name + b"#" + str(j).encode("ascii"))
-                ov[off] = <int32_t>i + first_owner
-                off += 1
-    else:
-        label = <uint8_t *>malloc(maxlen + 24)
-        if label == NULL:
+    cdef size_t n = <size_t>total
+    if total:
+        _label_pairs(hasher, names, &counts[0], nn, first_owner, &pv[0], &ov[0])
+    for i in range(CH_PAD):
+        pv[total + i] = ~(<uint64_t>0)
+    if total < CH_RADIX_MIN:
+        if total:
+            _sort_pairs(&pv[0], &ov[0], n)
+        return padded, own, None, None
+    cdef int k = ch_prefix_bits(n), b = ch_owner_bits(<size_t>nn), rc
+    prefix = route = None
+    cdef uint32_t *ip = NULL
+    cdef uint64_t *qp = NULL
+    cdef uint32_t[::1] iv
+    cdef uint64_t[::1] qv
+    if ring:
+        prefix = np.empty((1 << k) + 1, dtype=np.uint32)
+        route = np.empty(total + CH_PAD, dtype=np.uint64)
+        iv = prefix
+        qv = route
+        ip = &iv[0]
+        qp = &qv[0]
+    # Scratch: the keys go through the route layout's memory (each bucket's are read before
+    # its route words are written over them), the owners through an array NumPy allocates
+    # (huge pages where the OS gives them: the scatter writes 4,096 streams at once, which
+    # 4 KB pages would turn into TLB misses).
+    scratch_keys = route if ring else np.empty(total + CH_PAD, dtype=np.uint64)
+    scratch_owners = np.empty(total, dtype=np.int32)
+    cdef uint64_t[::1] tkv = scratch_keys
+    cdef int32_t[::1] tvv = scratch_owners
+    with nogil:
+        rc = ch_radix_layout(&pv[0], &ov[0], n, &tkv[0], &tvv[0], k, ip, b, qp)
+    if rc < 0:
+        raise MemoryError()
+    return padded, own, prefix, route
+
+
+def label_positions(_Hasher hasher, list names, const uint32_t[::1] counts, int32_t first_owner=0):
+    """Positions of every vnode label utf8(name) + b"#" + decimal j, j < count, sorted by
+    (position, owner); owner i + first_owner is names[i] (bytes, or str hashed as its UTF-8).
+    Returns (positions, owners)."""
+    padded, own, _, _ = _sorted_layout(hasher, names, counts, first_owner, False)
+    return padded[:own.shape[0]], own
+
+
+def label_ring(_Hasher hasher, tuple nodes, const uint32_t[::1] counts):
+    """The ring snapshot of nodes (sorted names, str) with counts[i] vnode labels for node i:
+    label_positions' layout, hashed and sorted in C straight into the snapshot's arrays."""
+    padded, own, prefix, route = _sorted_layout(hasher, nodes, counts, 0, True)
+    return _Ring(padded, own, nodes, hasher, fresh=True, prefix=prefix, route=route)
+
+
+cdef int _sort_pairs(uint64_t *keys, int32_t *vals, size_t n) except -1:
+    """Sort n (key, val) pairs in place by (key, val) (ch_sort_pairs)."""
+    if n < 2:
+        return 0
+    cdef size_t nb = (<size_t>1) << ch_sort_bits(n) if n < CH_RADIX_MIN else 0
+    cdef ch_pair *tmp = <ch_pair *>malloc(n * sizeof(ch_pair))
+    cdef size_t *count = <size_t *>malloc((nb + 1) * sizeof(size_t))
+    cdef int rc
+    try:
+        if tmp == NULL or count == NULL:
             raise MemoryError()
-        try:
-            for i in range(nn):
-                name = names[i]
-                namelen = len(name)
-                memcpy(label, <char *>name, namelen)
-                with nogil:
-                    ch_label_positions(label, namelen, counts[i], hid, seed, &pv[off])
-                    for j in range(counts[i]):
-                        ov[off + j] = <int32_t>i + first_owner
-                off += counts[i]
-        finally:
-            free(label)
-    sort_pairs(pos, own)
-    return pos, own
+        with nogil:
+            rc = ch_sort_pairs(keys, vals, n, tmp, count)
+        if rc < 0:
+            raise MemoryError()
+    finally:
+        free(tmp)
+        free(count)
+    return 0
 
 
 def sort_pairs(uint64_t[::1] keys, int32_t[::1] vals):
@@ -242,19 +372,8 @@ def sort_pairs(uint64_t[::1] keys, int32_t[::1] vals):
     cdef Py_ssize_t n = keys.shape[0]
     if vals.shape[0] != n:
         raise ValueError("keys and vals differ in length")
-    if n < 2:
-        return
-    cdef size_t nb = (<size_t>1) << ch_sort_bits(<size_t>n)
-    cdef ch_pair *tmp = <ch_pair *>malloc(<size_t>n * sizeof(ch_pair))
-    cdef size_t *count = <size_t *>malloc((nb + 1) * sizeof(size_t))
-    try:
-        if tmp == NULL or count == NULL:
-            raise MemoryError()
-        with nogil:
-            ch_sort_pairs(&keys[0], &vals[0], <size_t>n, tmp, count)
-    finally:
-        free(tmp)
-        free(count)
+    if n >= 2:
+        _sort_pairs(&keys[0], &vals[0], <size_t>n)
 
 
 def merge_sorted(const uint64_t[::1] pa, const int32_t[::1] oa,

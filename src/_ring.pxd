@@ -60,6 +60,9 @@ cdef extern from "ch_keys.h" nogil:
                                Py_ssize_t m, PyObject **dst, Py_ssize_t *counts)
     void ch_label_positions(uint8_t *label, size_t name_len, uint32_t count, int hid,
                             uint64_t seed, uint64_t *out)
+    void ch_label_ring(const uint8_t *const *names, const size_t *lens, const uint32_t *counts,
+                       size_t nn, int32_t first_owner, int hid, uint64_t seed, uint8_t *label,
+                       uint64_t *pos, int32_t *own)
     size_t ch_u64_dec(uint64_t v, uint8_t *out)
 
 # The worker pool of batch calls split over cores (_pipeline.pxi).
@@ -94,8 +97,24 @@ cdef extern from "ch_search.h" nogil:
     uint32_t ch_find(const uint64_t *pos, uint32_t n, const uint32_t *idx, int shift, uint64_t h)
     void ch_lookup_batch(const uint64_t *pos, uint32_t n, const uint32_t *idx, int k,
                          const int32_t *owners, const uint64_t *hashes, size_t m, int32_t *out)
+    ctypedef struct ch_route:
+        const uint64_t *q
+        const uint64_t *pos
+        const uint32_t *idx
+        const int32_t *own
+        uint32_t n
+        int shift
+        int b
+    int ch_owner_bits(size_t nodes)
+    void ch_route_layout(const uint64_t *pos, const int32_t *own, uint32_t n, int b, uint64_t *q)
+    int32_t ch_route1(const ch_route *R, uint64_t h)
+    uint32_t ch_route_index(const ch_route *R, uint64_t h)
+    void ch_route_batch(const ch_route *R, const uint64_t *hashes, size_t m, int32_t *out)
     int ch_sort_bits(size_t n)
-    void ch_sort_pairs(uint64_t *key, int32_t *val, size_t n, ch_pair *tmp, size_t *count)
+    size_t CH_RADIX_MIN
+    int ch_sort_pairs(uint64_t *key, int32_t *val, size_t n, ch_pair *tmp, size_t *count)
+    int ch_radix_layout(uint64_t *key, int32_t *val, size_t n, uint64_t *tk, int32_t *tv, int k,
+                        uint32_t *idx, int b, uint64_t *q)
     void ch_merge(const uint64_t *pa, const int32_t *oa, size_t na, const uint64_t *pb,
                   const int32_t *ob, size_t nb, uint64_t *po, int32_t *oo)
     void ch_build_replicas(const int32_t *owners, uint32_t n, uint32_t r, int32_t *rows)

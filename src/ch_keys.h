@@ -652,4 +652,45 @@ static inline void ch_label_positions(uint8_t *label, size_t name_len, uint32_t 
     CH_DISPATCH_VOID(hid, ch__labels, label, name_len, count, seed, out)
 }
 
+/* The positions of many nodes' labels at once: node i's names[i] (lens[i] bytes of UTF-8)
+ * + "#" + decimal j for j < counts[i], into pos[off ..), with owner first_owner + i in own,
+ * node after node.  The decimal suffix is counted up in place instead of printed per label.
+ * label must hold max(lens) + 12 bytes. */
+CH_KERNEL int ch__label_ring(ch_hfn H, const uint8_t *const *names, const size_t *lens,
+                             const uint32_t *counts, size_t nn, int32_t first_owner,
+                             uint64_t seed, uint8_t *label, uint64_t *pos, int32_t *own) {
+    size_t off = 0;
+    for (size_t i = 0; i < nn; i++) {
+        const size_t L = lens[i];
+        const uint32_t c = counts[i];
+        const int32_t o = first_owner + (int32_t)i;
+        if (L) memcpy(label, names[i], L);
+        label[L] = '#';
+        uint8_t *d = label + L + 1;
+        size_t nd = 1;
+        d[0] = '0';
+        for (uint32_t j = 0; j < c; j++) {
+            pos[off + j] = H(label, L + 1 + nd, seed);
+            own[off + j] = o;
+            size_t t = nd;
+            while (t > 0 && d[t - 1] == '9') d[--t] = '0';
+            if (t > 0) {
+                d[t - 1]++;
+            } else {  /* 9...9 + 1: one more digit */
+                d[0] = '1';
+                d[nd++] = '0';
+            }
+        }
+        off += c;
+    }
+    return 0;
+}
+
+static inline void ch_label_ring(const uint8_t *const *names, const size_t *lens,
+                                 const uint32_t *counts, size_t nn, int32_t first_owner, int hid,
+                                 uint64_t seed, uint8_t *label, uint64_t *pos, int32_t *own) {
+    CH_DISPATCH_VOID(hid, ch__label_ring, names, lens, counts, nn, first_owner, seed, label, pos,
+                     own)
+}
+
 #endif
