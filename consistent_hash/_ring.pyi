@@ -231,6 +231,12 @@ def ring_remove(
     """core's layout without owner r, owners above r renumbered - 1: (padded positions,
     owners, prefix index or None) for ``_Ring(..., fresh=True, prefix=...)``."""
 
+def ring_add(core: _Ring, name: str, count: int) -> tuple[_Ring, int]:
+    """(core with node name added with count vnode labels, its index): one pass."""
+
+def ring_drop(core: _Ring, r: int) -> _Ring:
+    """core without node index r: one pass."""
+
 def merge_sorted(
     pa: npt.NDArray[np.uint64],
     oa: npt.NDArray[np.int32],

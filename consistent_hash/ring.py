@@ -16,10 +16,9 @@ from consistent_hash._ring import (
     EmptyRingError,
     _Ring,
     health_ring,
-    label_positions,
     label_ring,
-    ring_insert,
-    ring_remove,
+    ring_add,
+    ring_drop,
 )
 from consistent_hash._router import HashedRouter, weights_repr
 from consistent_hash._validate import (
@@ -130,17 +129,17 @@ class HashRing(HashedRouter):
         self._weights = weights
         self._core = core
 
-    def _node_positions(self, core: _Ring, name: str, weight: float, index: int
-                        ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+    def _node_count(self, core: _Ring, name: str, weight: float) -> int:
         count = vnode_count(self._vnodes, weight)
-        if len(core.positions) + count > MAX_TOTAL_VNODES:
+        if len(core) + count > MAX_TOTAL_VNODES:
             raise ValueError(f"weight {weight!r} would give node {name!r} {count} vnodes; the "
                              f"ring supports at most {MAX_TOTAL_VNODES} in all")
-        result: tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]] = label_positions(
-            core.hasher, [name.encode("utf-8")], np.array([count], dtype=np.uint32), index)
-        return result
+        return count
 
     # -- mutation ---------------------------------------------------------------------------
+    # Each is one pass of the core over the old snapshot's arrays (ring_add / ring_drop: the
+    # runs between the changed positions copied whole, the owners renumbered, the route
+    # layout and the prefix index written on the way), never a rebuild.
 
     def add(self, node: str, weight: float = 1.0) -> None:
         """Add a node; only keys that now belong to it move (to it).
@@ -153,16 +152,10 @@ class HashRing(HashedRouter):
             core, weights = self._core, self._weights
             if name in weights:
                 raise ValueError(f"node {name!r} is already in the ring")
-            names = core.nodes
-            r = bisect.bisect_left(names, name)
-            new_pos, new_own = self._node_positions(core, name, w, r)
-            # One pass: the merge renumbers the owners from r on; the arrays are the ring's.
-            pos, own, prefix = ring_insert(core, new_pos, new_own, r)
-            new_names = names[:r] + (name,) + names[r:]
+            new, r = ring_add(core, name, self._node_count(core, name, w))
             ws = list(weights.values())  # in the order of names (every snapshot's weights are)
             ws.insert(r, w)
-            self._install(_Ring(pos, own, new_names, core.hasher, fresh=True, prefix=prefix),
-                          dict(zip(new_names, ws, strict=True)))
+            self._install(new, dict(zip(new.nodes, ws, strict=True)))
 
     def remove(self, node: str) -> None:
         """Remove a node; only its keys move (each to its next node clockwise).
@@ -174,14 +167,9 @@ class HashRing(HashedRouter):
             core, weights = self._core, self._weights
             if node not in weights:
                 raise KeyError(node)
-            names = core.nodes
-            r = names.index(node)
-            pos, own, prefix = ring_remove(core, r)  # one pass: filter and renumber
-            new_names = names[:r] + names[r + 1 :]
             new_weights = dict(weights)  # the order of names, less one
             del new_weights[node]
-            self._install(_Ring(pos, own, new_names, core.hasher, fresh=True, prefix=prefix),
-                          new_weights)
+            self._install(ring_drop(core, bisect.bisect_left(core.nodes, node)), new_weights)
 
     def set_weight(self, node: str, weight: float) -> None:
         """Change a node's weight; keys move only to or from that node.
@@ -199,16 +187,11 @@ class HashRing(HashedRouter):
             if vnode_count(self._vnodes, w) == vnode_count(self._vnodes, weights[node]):
                 self._install(core, new_weights)
                 return
-            r = core.nodes.index(node)
-            # The node's old positions out and its new ones in, each one pass of the C merge
-            # (the owners' renumbering by the removal is undone by the insertion).
-            pos, own, prefix = ring_remove(core, r)
-            names = core.nodes[:r] + core.nodes[r + 1 :]
-            without = _Ring(pos, own, names, core.hasher, fresh=True, prefix=prefix)
-            new_pos, new_own = self._node_positions(without, node, w, r)
-            pos, own, prefix = ring_insert(without, new_pos, new_own, r)
-            self._install(_Ring(pos, own, core.nodes, core.hasher, fresh=True, prefix=prefix),
-                          new_weights)
+            # The node's old positions out and its new ones in, one pass each (the owners'
+            # renumbering by the removal is undone by the insertion).
+            without = ring_drop(core, bisect.bisect_left(core.nodes, node))
+            new, _ = ring_add(without, node, self._node_count(without, node, w))
+            self._install(new, new_weights)
 
     # -- introspection ----------------------------------------------------------------------
 

@@ -14,31 +14,61 @@
 # owners from each position) are built once per r and cached.
 
 
+_U64 = np.dtype(np.uint64)
+_I32 = np.dtype(np.int32)
+_U32 = np.dtype(np.uint32)
+_np_empty = np.empty
+_BARE = object()        # _Ring(_BARE): a snapshot the builders below fill in (_adopt)
+
+
+cdef inline void *_buf(object arr, bint writable) except? NULL:
+    """The data of a contiguous NumPy array (kept alive by the caller)."""
+    cdef Py_buffer b
+    PyObject_GetBuffer(arr, &b, PyBUF_WRITABLE if writable else PyBUF_SIMPLE)
+    cdef void *p = b.buf
+    PyBuffer_Release(&b)
+    return p
+
+
+cdef _freeze(arr):
+    """Make arr read-only, and the array it is a view of first (a view's writeable flag can
+    then not be set back)."""
+    base = arr.base
+    if isinstance(base, np.ndarray):
+        base.flags.writeable = False
+    arr.flags.writeable = False
+
+
 cdef class _Ring(_Router):
     """An immutable ring snapshot: sorted positions, owners, prefix index, node labels."""
-    cdef readonly object positions      # read-only uint64[V] (a view of the padded array)
-    cdef readonly object owners         # read-only int32[V]
-    cdef object _padded
-    cdef object _prefix
-    cdef object _route                  # the route layout q (uint64[V + CH_PAD])
+    cdef object _padded                 # uint64[V + CH_PAD]: the positions, then UINT64_MAX
+    cdef object _own_arr                # int32[V]: the owners
+    cdef object _prefix                 # uint32[2**k + 1]: the prefix index
+    cdef object _route                  # uint64[V + CH_PAD]: the route layout q
+    cdef object _views                  # (positions, owners), made on first use
     cdef ch_route R                     # what the search kernels read
     cdef object _replica_tables         # r -> read-only int32[V, r]
     cdef const int32_t **reps           # reps[r]: the data of _replica_tables[r], or NULL
     cdef Py_ssize_t nreps
     cdef const uint64_t *pos
     cdef const int32_t *own             # routing owners (a health ring's skip down nodes)
+    cdef const int32_t *true_own        # the owners
     cdef const uint32_t *idx
     cdef uint32_t n
     cdef int k
 
-    def __cinit__(self, positions, owners, tuple nodes, _Hasher hasher, *, bint fresh=False,
-                  prefix=None, route=None):
+    def __cinit__(self, positions, owners=None, tuple nodes=None, _Hasher hasher=None, *,
+                  bint fresh=False, prefix=None, route=None):
         # fresh: the arrays are new and this ring's alone (ring_insert, ring_remove): positions
         # already padded (uint64, at least len(owners) + CH_PAD, UINT64_MAX from len(owners)),
-        # owners int32; they are adopted, made read-only, not copied.  prefix (fresh only): the
-        # prefix index those functions derived from the old ring's (None: build it here);
-        # route (fresh only): the route layout of these arrays (label_ring; None: built here).
+        # owners int32; they are adopted, not copied.  prefix (fresh only): the prefix index
+        # those functions derived from the old ring's (None: build it here); route (fresh
+        # only): the route layout of these arrays (label_ring; None: built here).
         cdef Py_ssize_t V
+        if positions is _BARE:
+            return
+        if nodes is None or hasher is None:
+            raise TypeError("_Ring(positions, owners, nodes, hasher)")
         if fresh:
             if (positions.dtype != np.uint64 or owners.dtype != np.int32
                     or not positions.flags.c_contiguous or not owners.flags.c_contiguous
@@ -53,58 +83,60 @@ cdef class _Ring(_Router):
                 raise ValueError("positions and owners differ in length")
         if V >= (1 << 31) - CH_PAD:
             raise ValueError("ring too large")
-        self.init_router(nodes, hasher, "ring")
-        self.has_replicas = True
-        if V == 0:
-            self.live = 0
+        cdef int k = ch_prefix_bits(<size_t>V)
+        if prefix is not None and (not fresh or prefix.dtype != np.uint32
+                                   or not prefix.flags.c_contiguous
+                                   or prefix.shape[0] != (1 << k) + 1):
+            raise ValueError("prefix: a fresh ring's uint32 index of 2**k + 1 entries")
+        if route is not None and (not fresh or route.dtype != np.uint64
+                                  or not route.flags.c_contiguous or route.shape[0] != V + CH_PAD):
+            raise ValueError("route: a fresh ring's uint64 route layout of len + CH_PAD words")
         if fresh:
             padded = positions
             own = owners
         else:
-            padded = np.full(V + CH_PAD, np.iinfo(np.uint64).max, dtype=np.uint64)
+            padded = _np_empty(V + CH_PAD, _U64)
             padded[:V] = positions
+            padded[V:] = ~(<uint64_t>0)
             own = owners.copy()
-        # Read-only views of read-only arrays: a view's writeable flag cannot be set back.
-        own.flags.writeable = False
-        padded.flags.writeable = False
+        self._adopt(padded, own, prefix, route, nodes, hasher)
+
+    cdef int _adopt(self, padded, own, prefix, route, tuple nodes, _Hasher hasher) except -1:
+        """Take over this snapshot's arrays (padded positions and owners, and the prefix index
+        and route layout when given, else built here from them): they are this ring's alone
+        from now on, and never written again."""
+        cdef Py_ssize_t V = own.shape[0], i
+        self.init_router(nodes, hasher, "ring")
+        self.has_replicas = True
+        if V == 0:
+            self.live = 0
         self._padded = padded
-        self.positions = padded[:V]
-        self.owners = own.view()
+        self._own_arr = own
+        self.pos = <const uint64_t *>_buf(padded, False)
+        self.true_own = <const int32_t *>_buf(own, False) if V else NULL
         self.n = <uint32_t>V
         self.k = ch_prefix_bits(<size_t>V)
-        cdef bint built = prefix is not None
-        if built and (not fresh or prefix.dtype != np.uint32 or not prefix.flags.c_contiguous
-                      or prefix.shape[0] != (1 << self.k) + 1):
-            raise ValueError("prefix: a fresh ring's uint32 index of 2**k + 1 entries")
-        if not built:
-            prefix = np.empty((1 << self.k) + 1, dtype=np.uint32)
-        cdef uint32_t[::1] pv = prefix
-        cdef const uint64_t[::1] ppv = padded
-        cdef const int32_t[::1] ov = own
-        self.pos = &ppv[0]
-        self.own = &ov[0] if V else NULL
-        if not built:
+        cdef uint32_t *ip
+        if prefix is None:
+            prefix = _np_empty((1 << self.k) + 1, _U32)
+            ip = <uint32_t *>_buf(prefix, True)
             with nogil:
-                ch_build_prefix(self.pos, self.n, self.k, &pv[0])
-        prefix.flags.writeable = False
+                ch_build_prefix(self.pos, self.n, self.k, ip)
         self._prefix = prefix
-        self.idx = &pv[0]
+        self.idx = <const uint32_t *>_buf(prefix, False)
         self.R.pos = self.pos
         self.R.idx = self.idx
         self.R.n = self.n
         self.R.shift = 64 - self.k
-        if route is not None and (not fresh or route.dtype != np.uint64
-                                  or not route.flags.c_contiguous or route.shape[0] != V + CH_PAD):
-            raise ValueError("route: a fresh ring's uint64 route layout of len + CH_PAD words")
         self.set_routing(own, route)
         self._replica_tables = {}
         self.nreps = len(nodes) + 1
         self.reps = <const int32_t **>malloc(self.nreps * sizeof(int32_t *))
         if self.reps == NULL:
             raise MemoryError()
-        cdef Py_ssize_t i
         for i in range(self.nreps):
             self.reps[i] = NULL
+        return 0
 
     def __dealloc__(self):
         free(self.reps)
@@ -113,27 +145,44 @@ cdef class _Ring(_Router):
         """Route by routing (int32[V], this ring's own array, kept alive by the caller's
         field): the owners lookups answer (a health ring's skip down nodes), and the route
         layout q built from them (built here when None)."""
-        cdef const int32_t[::1] rv = routing
         cdef int b = ch_owner_bits(<size_t>len(self.nodes))
-        cdef bint build = q is None
-        if build:
-            q = np.empty(<Py_ssize_t>self.n + CH_PAD, dtype=np.uint64)
-        cdef uint64_t[::1] qv = q
-        self.own = &rv[0] if self.n else NULL
-        if build:
+        cdef uint64_t *qp
+        self.own = <const int32_t *>_buf(routing, False) if self.n else NULL
+        if q is None:
+            q = _np_empty(<Py_ssize_t>self.n + CH_PAD, _U64)
+            qp = <uint64_t *>_buf(q, True)
             with nogil:
-                ch_route_layout(self.pos, self.own, self.n, b, &qv[0])
-        q.flags.writeable = False
+                ch_route_layout(self.pos, self.own, self.n, b, qp)
         self._route = q
-        self.R.q = &qv[0]
+        self.R.q = <const uint64_t *>_buf(q, False)
         self.R.own = self.own
         self.R.b = b
         return 0
+
+    cdef tuple views(self):
+        """(positions, owners) as read-only arrays: views of the snapshot's own arrays, made
+        read-only first (so no view of them can be made writeable), made on first use."""
+        if self._views is None:
+            _freeze(self._padded)
+            _freeze(self._own_arr)
+            self._views = (self._padded[:self.n], self._own_arr.view())
+        return self._views
+
+    @property
+    def positions(self):
+        """Read-only uint64 array of vnode positions, ascending."""
+        return self.views()[0]
+
+    @property
+    def owners(self):
+        """Read-only int32 array: the index into ``nodes`` owning each position."""
+        return self.views()[1]
 
     @property
     def prefix_index(self):
         """The read-only prefix index: entry b is the number of positions whose top k bits
         are below b (k = log2(len - 1)), where the search for a hash starts."""
+        _freeze(self._prefix)
         return self._prefix
 
     cdef void route(self, const uint64_t *h, Py_ssize_t m, int32_t *out) noexcept nogil:
@@ -395,69 +444,75 @@ def merge_sorted(const uint64_t[::1] pa, const int32_t[::1] oa,
     return po, oo
 
 
-cdef inline void _copy_renumbered(const uint64_t *pa, const int32_t *oa, Py_ssize_t k,
-                                  int32_t r, int32_t d, uint64_t *po, int32_t *oo) noexcept nogil:
-    """po[:k] = pa[:k]; oo[:k] = oa[:k] + d where oa >= r (d = +1: an owner inserted at r) or
-    > r (d = -1: owner r removed)."""
-    cdef Py_ssize_t t
-    if k <= 0:
-        return
-    memcpy(po, pa, <size_t>k * sizeof(uint64_t))
-    if d > 0:
-        for t in range(k):
-            oo[t] = oa[t] + (oa[t] >= r)
-    else:
-        for t in range(k):
-            oo[t] = oa[t] - (oa[t] > r)
-
-
 def ring_insert(_Ring core, const uint64_t[::1] pb, const int32_t[::1] ob, int32_t r):
     """core's layout with the (position, owner)-sorted run (pb, ob) of a new owner r merged
     in, core's owners >= r renumbered + 1 as they are copied: (padded positions, owners),
     fresh for _Ring(..., fresh=True).  The same order as merge_sorted of the renumbered
     layout: runs of core's positions are copied whole between the new ones.  The third item is
     the new prefix index, shifted from core's (None when k changes: _Ring builds it)."""
-    cdef Py_ssize_t na = core.n, nb = pb.shape[0], i = 0, j, e, lo, hi, mid, o = 0
+    cdef Py_ssize_t nb = pb.shape[0], j
     if ob.shape[0] != nb:
         raise ValueError("positions and owners differ in length")
     for j in range(nb):
         if ob[j] != r:
             raise ValueError("the new positions must all be owner r's")
-    padded = np.empty(na + nb + CH_PAD, dtype=np.uint64)
-    own = np.empty(na + nb, dtype=np.int32)
-    cdef uint64_t[::1] pv = padded
-    cdef int32_t[::1] ov = own
-    cdef const int32_t[::1] oav = core.owners
-    cdef const uint64_t *pa = core.pos
-    cdef const int32_t *oa = &oav[0] if na else NULL
-    cdef uint64_t *po = &pv[0]
-    cdef int32_t *oo = &ov[0] if na + nb else NULL
-    cdef uint64_t x
+    padded, own, prefix, _ = _inserted(core, &pb[0] if nb else NULL, nb, r, False)
+    return padded, own, prefix
+
+
+def ring_remove(_Ring core, int32_t r):
+    """core's layout without owner r's positions, the owners above r renumbered - 1 (runs
+    between r's positions copied whole): (padded positions, owners, prefix index or None),
+    fresh for _Ring(..., fresh=True, prefix=...)."""
+    padded, own, prefix, _ = _removed(core, r, False)
+    return padded, own, prefix
+
+
+cdef tuple _inserted(_Ring core, const uint64_t *pb, Py_ssize_t nb, int32_t r, bint routed):
+    """(padded, owners, prefix or None, route or None) of core with owner r's sorted
+    positions pb inserted (ch_ring_insert); route (routed: for len(core.nodes) + 1 nodes)
+    and the prefix index (shifted from core's when its size stays) come from the same pass."""
+    cdef Py_ssize_t na = core.n, v = na + nb
+    padded = _np_empty(v + CH_PAD, _U64)
+    own = _np_empty(v, _I32)
+    route = _np_empty(v + CH_PAD, _U64) if routed else None
+    cdef uint64_t *qp = <uint64_t *>_buf(route, True) if routed else NULL
+    cdef uint64_t *po = <uint64_t *>_buf(padded, True)
+    cdef int32_t *oo = <int32_t *>_buf(own, True) if v else NULL
+    cdef int b = ch_owner_bits(<size_t>len(core.nodes) + 1)
     with nogil:
-        for j in range(nb):
-            x = pb[j]
-            lo = i  # the first index >= i whose position is >= x
-            hi = na
-            while lo < hi:
-                mid = lo + (hi - lo) // 2
-                if pa[mid] < x:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            e = lo  # ties at x: the old owners below r come first (renumbered, they stay < r)
-            while e < na and pa[e] == x and oa[e] < r:
-                e += 1
-            _copy_renumbered(pa + i, oa + i, e - i, r, 1, po + o, oo + o)
-            o += e - i
-            i = e
-            po[o] = x
-            oo[o] = r
-            o += 1
-        _copy_renumbered(pa + i, oa + i, na - i, r, 1, po + o, oo + o)
-        o += na - i
-        for i in range(CH_PAD):
-            po[o + i] = ~(<uint64_t>0)
-    return padded, own, _adjusted_prefix(core, na + nb, &pb[0] if nb else NULL, nb, 1)
+        ch_ring_insert(core.pos, core.true_own, <size_t>na, core.idx, core.k, pb, <size_t>nb, r,
+                       b, po, oo, qp)
+    return padded, own, _adjusted_prefix(core, v, pb, nb, 1), route
+
+
+cdef tuple _removed(_Ring core, int32_t r, bint routed):
+    """(padded, owners, prefix or None, route or None) of core without owner r
+    (ch_ring_remove); route for len(core.nodes) - 1 nodes."""
+    cdef Py_ssize_t n = core.n, o
+    padded = _np_empty(n + CH_PAD, _U64)
+    own = _np_empty(n, _I32)
+    route = _np_empty(n + CH_PAD, _U64) if routed else None
+    cdef uint64_t *qp = <uint64_t *>_buf(route, True) if routed else NULL
+    cdef uint64_t *po = <uint64_t *>_buf(padded, True)
+    cdef int32_t *oo = <int32_t *>_buf(own, True) if n else NULL
+    cdef int b = ch_owner_bits(<size_t>max(len(core.nodes) - 1, 0))
+    # r's positions as they are removed, in order: the prefix index is shifted by them
+    cdef uint64_t *rem = <uint64_t *>malloc(max(n, 1) * sizeof(uint64_t))
+    if rem == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            o = <Py_ssize_t>ch_ring_remove(core.pos, core.true_own, <size_t>n, r, b, po, oo, qp,
+                                           rem)
+        prefix = _adjusted_prefix(core, o, rem, n - o, -1)
+    finally:
+        free(rem)
+    if o < n:
+        own = own[:o]
+        if routed:
+            route = route[:o + CH_PAD]
+    return padded, own, prefix, route
 
 
 cdef object _adjusted_prefix(_Ring core, Py_ssize_t v, const uint64_t *chg, Py_ssize_t m,
@@ -467,57 +522,70 @@ cdef object _adjusted_prefix(_Ring core, Py_ssize_t v, const uint64_t *chg, Py_s
     then _Ring builds it from the positions."""
     if v == 0 or core.n == 0 or ch_prefix_bits(<size_t>v) != core.k:
         return None
-    prefix = np.empty((1 << core.k) + 1, dtype=np.uint32)
-    cdef uint32_t[::1] pv = prefix
+    prefix = _np_empty((1 << core.k) + 1, _U32)
+    cdef uint32_t *pv = <uint32_t *>_buf(prefix, True)
     with nogil:
-        ch_prefix_adjust(core.idx, core.k, chg, <size_t>m, sign, &pv[0])
+        ch_prefix_adjust(core.idx, core.k, chg, <size_t>m, sign, pv)
     return prefix
 
 
-def ring_remove(_Ring core, int32_t r):
-    """core's layout without owner r's positions, the owners above r renumbered - 1 (runs
-    between r's positions copied whole): (padded positions, owners, prefix index or None),
-    fresh for _Ring(..., fresh=True, prefix=...)."""
-    cdef Py_ssize_t n = core.n, i, e, start = 0, o = 0
-    padded = np.empty(n + CH_PAD, dtype=np.uint64)
-    own = np.empty(n, dtype=np.int32)
-    cdef uint64_t[::1] pv = padded
-    cdef int32_t[::1] ov = own
-    cdef const int32_t[::1] oav = core.owners
-    cdef const uint64_t *pa = core.pos
-    cdef const int32_t *oa = &oav[0] if n else NULL
-    cdef uint64_t *po = &pv[0]
-    cdef int32_t *oo = &ov[0] if n else NULL
-    cdef Py_ssize_t b, t, nr = 0
-    cdef int hit
-    # r's positions as they are removed, in order: the prefix index is shifted by them
-    cdef uint64_t *rem = <uint64_t *>malloc(max(n, 1) * sizeof(uint64_t))
-    if rem == NULL:
-        raise MemoryError()
-    with nogil:
-        b = 0
-        while b < n:  # blocks of 64 owners tested at once (a loop the compiler vectorizes)
-            e = min(b + 64, n)
-            hit = 0
-            for t in range(b, e):
-                hit |= oa[t] == r
-            if hit:
-                for i in range(b, e):
-                    if oa[i] == r:
-                        rem[nr] = pa[i]
-                        nr += 1
-                        _copy_renumbered(pa + start, oa + start, i - start, r, -1, po + o,
-                                         oo + o)
-                        o += i - start
-                        start = i + 1
-            b = e
-        _copy_renumbered(pa + start, oa + start, n - start, r, -1, po + o, oo + o)
-        o += n - start
-        for i in range(o, n + CH_PAD):  # the pad, and the room the removed ones left
-            po[i] = ~(<uint64_t>0)
+cdef tuple _with_node(tuple names, Py_ssize_t r, object name):
+    """names with name inserted at r (name None: names without item r)."""
+    cdef Py_ssize_t n = len(names), i, o = 0
+    cdef tuple out = PyTuple_New(n + 1 if name is not None else n - 1)
+    for i in range(n + 1):
+        if i == r and name is not None:
+            Py_INCREF(name)
+            PyTuple_SET_ITEM(out, o, name)
+            o += 1
+        if i == n or (i == r and name is None):
+            continue
+        item = <object>PyTuple_GET_ITEM(names, i)
+        Py_INCREF(item)
+        PyTuple_SET_ITEM(out, o, item)
+        o += 1
+    return out
+
+
+cdef Py_ssize_t _bisect_names(tuple names, str name) except -1:
+    """The index of the first name >= name in the sorted names (str order: code points)."""
+    cdef Py_ssize_t lo = 0, hi = len(names), mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if PyUnicode_Compare(<object>PyTuple_GET_ITEM(names, mid), name) < 0:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def ring_add(_Ring core, str name, uint32_t count):
+    """(the snapshot of core with node name added with count vnode labels, its index): one
+    pass over core's arrays (ch_ring_insert), which also writes the new route layout and the
+    shifted prefix index; the labels hashed and sorted as label_positions does."""
+    cdef Py_ssize_t r = _bisect_names(core.nodes, name)
+    cdef uint64_t *pb = <uint64_t *>malloc(max(count, 1) * sizeof(uint64_t))
+    cdef int32_t *ob = <int32_t *>malloc(max(count, 1) * sizeof(int32_t))
     try:
-        prefix = _adjusted_prefix(core, o, rem, nr, -1)
+        if pb == NULL or ob == NULL:
+            raise MemoryError()
+        _label_pairs(core.hasher, (name,), &count, 1, <int32_t>r, pb, ob)
+        _sort_pairs(pb, ob, count)
+        padded, own, prefix, route = _inserted(core, pb, count, <int32_t>r, True)
     finally:
-        free(rem)
-    own.flags.writeable = False  # so no view of it can be made writeable again
-    return padded, own[:o], prefix
+        free(pb)
+        free(ob)
+    cdef _Ring new = _Ring.__new__(_Ring, _BARE)
+    new._adopt(padded, own, prefix, route, _with_node(core.nodes, r, name), core.hasher)
+    return new, r
+
+
+def ring_drop(_Ring core, Py_ssize_t r):
+    """The snapshot of core without node r: one pass (ch_ring_remove), route layout and
+    prefix index included."""
+    if not 0 <= r < len(core.nodes):
+        raise IndexError(f"node index {r} out of range")
+    padded, own, prefix, route = _removed(core, <int32_t>r, True)
+    cdef _Ring new = _Ring.__new__(_Ring, _BARE)
+    new._adopt(padded, own, prefix, route, _with_node(core.nodes, r, None), core.hasher)
+    return new

@@ -16,10 +16,13 @@
 
 # The C types and helpers every piece uses (the C declarations of the headers: _ring.pxd).
 from cpython.bool cimport PyBool_Check
+from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_GET_SIZE
 from cpython.long cimport PyLong_Check
 from cpython.object cimport PyObject
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_Check
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_New, PyTuple_SET_ITEM
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_Check, PyUnicode_Compare
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy

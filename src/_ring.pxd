@@ -118,6 +118,11 @@ cdef extern from "ch_search.h" nogil:
     void ch_merge(const uint64_t *pa, const int32_t *oa, size_t na, const uint64_t *pb,
                   const int32_t *ob, size_t nb, uint64_t *po, int32_t *oo)
     void ch_build_replicas(const int32_t *owners, uint32_t n, uint32_t r, int32_t *rows)
+    void ch_ring_insert(const uint64_t *pa, const int32_t *oa, size_t na, const uint32_t *idx,
+                        int k, const uint64_t *pb, size_t nb, int32_t r, int b, uint64_t *po,
+                        int32_t *oo, uint64_t *q)
+    size_t ch_ring_remove(const uint64_t *pa, const int32_t *oa, size_t n, int32_t r, int b,
+                          uint64_t *po, int32_t *oo, uint64_t *q, uint64_t *rem)
 
 cdef extern from "ch_mix.h" nogil:
     uint64_t ch_mix64(uint64_t z)

@@ -18,6 +18,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#endif
 
 #define CH_PAD 8
 
@@ -401,6 +404,115 @@ static inline void ch_merge(const uint64_t *pa, const int32_t *oa, size_t na, co
     }
     while (i < na) { po[o] = pa[i]; oo[o++] = oa[i++]; }
     while (j < nb) { po[o] = pb[j]; oo[o++] = ob[j++]; }
+}
+
+/* Growing and shrinking a ring by one owner in one pass (HashRing.add / remove): the runs of
+ * the old ring between the changed positions are copied whole, their owners renumbered (an
+ * owner inserted at r shifts the old owners >= r up by one; owner r removed shifts those > r
+ * down), and, when q is not NULL, their route words written for b owner bits as they go. */
+static inline void ch__copy_run(const uint64_t *pa, const int32_t *oa, size_t k, int32_t r,
+                                int up, uint64_t low, uint64_t *po, int32_t *oo, uint64_t *q) {
+    if (k == 0) return;
+    memcpy(po, pa, k * sizeof(uint64_t));
+    if (up) {
+        for (size_t t = 0; t < k; t++) oo[t] = oa[t] + (int32_t)(oa[t] >= r);
+    } else {
+        for (size_t t = 0; t < k; t++) oo[t] = oa[t] - (int32_t)(oa[t] > r);
+    }
+    if (q != NULL)
+        for (size_t t = 0; t < k; t++) q[t] = (pa[t] & ~low) | ((uint64_t)(uint32_t)oo[t] & low);
+}
+
+/* The ring (pa, oa, na; prefix index idx of k bits) with owner r's sorted positions
+ * pb[0 .. nb) inserted: positions po (na + nb, then CH_PAD UINT64_MAX), owners oo, and with q
+ * the route words (+ CH_PAD pad) for b owner bits.  Ties at a position: the old owners below
+ * r come first (renumbered, they stay below r), as a sort by (position, owner) of the whole
+ * ring puts them.  Where a new position goes is found from the old prefix index (a few
+ * compares; pa is padded with UINT64_MAX, so the scan stops by itself). */
+static inline void ch_ring_insert(const uint64_t *pa, const int32_t *oa, size_t na,
+                                  const uint32_t *idx, int k, const uint64_t *pb, size_t nb,
+                                  int32_t r, int b, uint64_t *po, int32_t *oo, uint64_t *q) {
+    const uint64_t low = ((uint64_t)1 << b) - 1;
+    const int shift = 64 - k;
+    size_t i = 0, o = 0;
+    for (size_t j = 0; j < nb; j++) {
+        const uint64_t x = pb[j];
+        size_t e = na ? idx[x >> shift] : 0;
+        if (e < i) e = i;
+        while (e < na && pa[e] < x) e++;
+        while (e < na && pa[e] == x && oa[e] < r) e++;
+        ch__copy_run(pa + i, oa + i, e - i, r, 1, low, po + o, oo + o, q ? q + o : NULL);
+        o += e - i;
+        i = e;
+        po[o] = x;
+        oo[o] = r;
+        if (q) q[o] = (x & ~low) | ((uint64_t)(uint32_t)r & low);
+        o++;
+    }
+    ch__copy_run(pa + i, oa + i, na - i, r, 1, low, po + o, oo + o, q ? q + o : NULL);
+    o += na - i;
+    for (size_t t = 0; t < CH_PAD; t++) po[o + t] = ~(uint64_t)0;
+    if (q) {
+        const uint64_t pad = ~low | (o ? ((uint64_t)(uint32_t)oo[0] & low) : 0);
+        for (size_t t = 0; t < CH_PAD; t++) q[o + t] = pad;
+    }
+}
+
+/* Bit t of the result: a[t] == r, for t < m <= 64. */
+static inline uint64_t ch__eq_mask64(const int32_t *a, size_t m, int32_t r) {
+    uint64_t mask = 0;
+    size_t t = 0;
+#if defined(__SSE2__) || defined(_M_X64)
+    const __m128i rv = _mm_set1_epi32(r);
+    for (; t + 4 <= m; t += 4) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(a + t));
+        mask |= (uint64_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, rv))) << t;
+    }
+#endif
+    for (; t < m; t++) mask |= (uint64_t)(a[t] == r) << t;
+    return mask;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CH_CTZ64(x) __builtin_ctzll(x)
+#elif defined(_MSC_VER) && defined(_M_X64)
+static __forceinline int ch__ctz64(uint64_t x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
+#define CH_CTZ64(x) ch__ctz64(x)
+#else
+static inline int ch__ctz64(uint64_t x) { int i = 0; while (!(x & 1)) { x >>= 1; i++; } return i; }
+#define CH_CTZ64(x) ch__ctz64(x)
+#endif
+
+/* The ring (pa, oa, n) without owner r: positions po (then CH_PAD UINT64_MAX up to n +
+ * CH_PAD), owners oo, with q the route words for b owner bits; the removed positions, in
+ * order, into rem.  r's positions are found 64 owners at a time as a bit mask (SSE2 compares
+ * where there are), so the runs between them cost a compare per 4 owners and one copy.
+ * Returns the number of positions kept. */
+static inline size_t ch_ring_remove(const uint64_t *pa, const int32_t *oa, size_t n, int32_t r,
+                                    int b, uint64_t *po, int32_t *oo, uint64_t *q,
+                                    uint64_t *rem) {
+    const uint64_t low = ((uint64_t)1 << b) - 1;
+    size_t start = 0, o = 0, nr = 0;
+    for (size_t blk = 0; blk < n; blk += 64) {
+        uint64_t hit = ch__eq_mask64(oa + blk, n - blk < 64 ? n - blk : 64, r);
+        while (hit) {
+            const size_t i = blk + (size_t)CH_CTZ64(hit);
+            hit &= hit - 1;
+            rem[nr++] = pa[i];
+            ch__copy_run(pa + start, oa + start, i - start, r, 0, low, po + o, oo + o,
+                         q ? q + o : NULL);
+            o += i - start;
+            start = i + 1;
+        }
+    }
+    ch__copy_run(pa + start, oa + start, n - start, r, 0, low, po + o, oo + o, q ? q + o : NULL);
+    o += n - start;
+    for (size_t t = o; t < n + CH_PAD; t++) po[t] = ~(uint64_t)0;
+    if (q) {
+        const uint64_t pad = ~low | (o ? ((uint64_t)(uint32_t)oo[0] & low) : 0);
+        for (size_t t = o; t < n + CH_PAD; t++) q[t] = pad;
+    }
+    return o;
 }
 
 /* Successor table of distinct owners: row i holds the first r distinct owners met walking
