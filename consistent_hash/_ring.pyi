@@ -261,6 +261,21 @@ class _HealthRing(_Ring):
 def health_ring(core: _Ring, down: Iterable[str]) -> _HealthRing:
     """A snapshot of core's layout with the named nodes down (names not in core ignored)."""
 
+# --- src/_fastcalls.pxi ---
+
+class _RouterBase:
+    """The base of every router (consistent_hash._router.Router): its snapshot, and get /
+    replicas / get_many / get_indices in C for the common case (typed on Router)."""
+
+    _core: Any  # a _Router; typed Any, as each router reads its own core's attributes
+    def get(self, key: str | bytes | bytearray | memoryview | int) -> str: ...
+    def replicas(self, key: str | bytes | bytearray | memoryview | int, n: int) -> list[str]: ...
+    def get_many(self, keys: Any, *, nulls: str = "raise", categorical: bool = False,
+                 threads: int | None = None) -> Any: ...
+    def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
+                    nulls: str = "raise", threads: int | None = None
+                    ) -> npt.NDArray[np.int32]: ...
+
 # --- src/_jump.pxi ---
 
 @disjoint_base

@@ -106,7 +106,8 @@ class HashRing(HashedRouter):
                 ) -> npt.NDArray[np.uint32]:
         # vnode_count's arithmetic, one array operation for all nodes (the same doubles)
         w = np.fromiter((weights[n] for n in names), dtype=np.float64, count=len(names))
-        x = self._vnodes * w + 0.5
+        with np.errstate(over="ignore"):  # inf is refused below, as vnode_count does
+            x = self._vnodes * w + 0.5
         bad = ~(x <= MAX_TOTAL_VNODES)
         if bad.any():
             vnode_count(self._vnodes, float(w[int(np.argmax(bad))]))  # raises its error

@@ -22,12 +22,39 @@ _BARE = object()        # _Ring(_BARE): a snapshot the builders below fill in (_
 
 
 cdef inline void *_buf(object arr, bint writable) except? NULL:
-    """The data of a contiguous NumPy array (kept alive by the caller)."""
+    """The data of a contiguous NumPy array (kept alive by the caller): for an array the
+    core has just made (a plain ndarray), its data pointer read from the array object (the
+    field that follows the object header in every NumPy ABI, checked at import against the
+    buffer protocol); otherwise through the buffer protocol."""
     cdef Py_buffer b
+    if _struct_data_ok and type(arr) is _ndarray:
+        return (<void **>(<char *><PyObject *>arr + sizeof(PyObject)))[0]
     PyObject_GetBuffer(arr, &b, PyBUF_WRITABLE if writable else PyBUF_SIMPLE)
     cdef void *p = b.buf
     PyBuffer_Release(&b)
     return p
+
+
+cdef bint _struct_data_ok = False
+_ndarray = np.ndarray
+
+
+cdef bint _check_struct_data():
+    """Whether an ndarray's data pointer is the word after its object header (it is in every
+    NumPy release; checked, so a NumPy where it is not takes the buffer protocol instead)."""
+    cdef Py_buffer b
+    cdef void *p
+    for dtype in (np.uint8, np.int32, np.uint64, object):
+        a = np.empty(3, dtype=dtype)
+        PyObject_GetBuffer(a, &b, PyBUF_WRITABLE)
+        p = b.buf
+        PyBuffer_Release(&b)
+        if p != (<void **>(<char *><PyObject *>a + sizeof(PyObject)))[0]:
+            return False
+    return True
+
+
+_struct_data_ok = _check_struct_data()
 
 
 cdef _freeze(arr):
@@ -241,15 +268,11 @@ cdef class _Ring(_Router):
         """Node index of one key."""
         if self.live == 0:
             self.check()
-        cdef uint64_t h = self.hasher.hash_key(key)
-        return self.route1(h)
+        return self.route1(self.hasher.hash_one(key))
 
     def get(self, key):
         """Node name of one key."""
-        if self.live == 0:
-            self.check()
-        cdef uint64_t h = self.hasher.hash_key(key)
-        return self.nodes[self.route1(h)]
+        return self.get_key(key)
 
     def replica_table(self, uint32_t r):
         """int32[V, r]: the first r distinct owners clockwise from each position (cached)."""

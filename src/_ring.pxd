@@ -42,6 +42,10 @@ cdef extern from "ch_keys.h" nogil:
     void ch_widen_ints(const uint8_t *v, int itemsize, int is_signed, Py_ssize_t m,
                        int64_t *w)
     void ch_raw_int_objects(PyObject *const *items, Py_ssize_t n, uint64_t *out)
+    int ch_hash_key1(PyObject *o, int hid, uint64_t seed, uint64_t *h)
+    Py_ssize_t ch_hash_objects_s(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
+                                 int hid, uint64_t seed, uint64_t *out, uint8_t *scratch,
+                                 Py_ssize_t scratch_len)
     Py_ssize_t ch_hash_ucs4(const uint32_t *data, Py_ssize_t w, Py_ssize_t start,
                             Py_ssize_t stop, int hid, uint64_t seed, uint64_t *out,
                             uint8_t *scratch, size_t scratch_len)
@@ -58,6 +62,8 @@ cdef extern from "ch_keys.h" nogil:
                              int hid, uint64_t seed, uint64_t *out)
     Py_ssize_t ch_take_objects(PyObject *const *src, Py_ssize_t nsrc, const int32_t *idx,
                                Py_ssize_t m, PyObject **dst, Py_ssize_t *counts)
+    void ch_take_objects_small(PyObject *const *src, const int32_t *idx, Py_ssize_t m,
+                               PyObject **dst)
     void ch_label_positions(uint8_t *label, size_t name_len, uint32_t count, int hid,
                             uint64_t seed, uint64_t *out)
     void ch_label_ring(const uint8_t *const *names, const size_t *lens, const uint32_t *counts,
