@@ -39,7 +39,6 @@ import gc
 import hashlib
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -163,8 +162,16 @@ def _tokens(node: str) -> list[int]:
 
 def routers(n: int) -> dict[str, Any]:
     """One of each router whose lookup is a ring search, and of the algorithm family."""
-    from consistent_hash import (HashRing, JumpHash, KetamaRing, Maglev, MementoHash, MultiProbe,
-                                 Rendezvous, TokenRing)
+    from consistent_hash import (
+        HashRing,
+        JumpHash,
+        KetamaRing,
+        Maglev,
+        MementoHash,
+        MultiProbe,
+        Rendezvous,
+        TokenRing,
+    )
     from consistent_hash.compat.envoy import EnvoyRingHash
     from consistent_hash.compat.haproxy import HAProxyBackend
     from consistent_hash.compat.nginx import NginxUpstream
@@ -237,6 +244,10 @@ def _lookup_checked(rep: Report, ring: Any, h: np.ndarray, what: str) -> None:
               bool(np.array_equal(ring.lookup(h, threads=1), want)))
 
 
+def _indices_call(ring: Any, keys: Any, out: np.ndarray) -> Callable[[], object]:
+    return lambda: ring.get_indices(keys, out, threads=1)
+
+
 def sec_search(rep: Report, q: bool) -> None:
     from consistent_hash import HashRing
 
@@ -252,12 +263,10 @@ def sec_search(rep: Report, q: bool) -> None:
     rep.add("search", "`lookup`, 16,000 positions", t["ours"] / n, "ns/key",
             "`np.searchsorted`", t["np"] / n, ">= 70", "1,000,000 random uint64, threads=1")
     keys = bench.make_keys(n, 20240601)
-    mid = HashRing(node_names(10_000))
-    t = best_of({"mid": lambda: mid.get_indices(keys, out, threads=1),
-                 "small": lambda: small.get_indices(keys, out, threads=1)}, rounds)
+    t = best_of({"mid": _indices_call(HashRing(node_names(10_000)), keys, out),
+                 "small": _indices_call(small, keys, out)}, rounds)
     rep.add("search", "`get_indices(list[str])`, 1.6 M positions", t["mid"] / n, "ns/key",
             "the same at 16,000 positions", t["small"] / n, "<= 1.5", "threads=1")
-    del mid
     if q:
         return
     big = HashRing(node_names(100_000))
@@ -269,6 +278,14 @@ def sec_search(rep: Report, q: bool) -> None:
     rep.add("search", "`lookup`, 16 M positions (100,000 nodes x 160)", t["ours"] / n,
             "ns/key", "`positions.take(random_indices)`", t["take"] / n, "<= 2.0",
             "the floor: one read a key from the same 128 MB array, overlapped")
+
+
+def _add_remove(ring: Any) -> Callable[[], object]:
+    return lambda: (ring.add("zz:1"), ring.remove("zz:1"))
+
+
+def _copy_positions(ring: Any) -> Callable[[], object]:
+    return lambda: np.copy(ring.positions)
 
 
 def sec_build(rep: Report, q: bool) -> None:
@@ -294,8 +311,7 @@ def sec_build(rep: Report, q: bool) -> None:
             t["build"] / 1e6, "<= 2.0", f"{t['grow'] / 100 / 1e3:.1f} us an add")
     for n in ((1_000,) if q else (10_000, 100_000)):
         ring = HashRing(names[:n])
-        t = best_of({"ar": lambda: (ring.add("zz:1"), ring.remove("zz:1")),
-                     "copy": lambda: np.copy(ring.positions)}, 5 if q else 15)
+        t = best_of({"ar": _add_remove(ring), "copy": _copy_positions(ring)}, 5 if q else 15)
         rep.add("build", f"`add` + `remove`, {n:,} nodes", t["ar"] / 1e6, "ms",
                 "one copy of the positions", t["copy"] / 1e6, "<= 12.0",
                 "O(V + N): a pass over the arrays each")
@@ -453,7 +469,7 @@ def sec_peer(rep: Report, q: bool) -> None:
     tb = best_of({"ours": lambda: HashRing(names), "peer": peer_build}, 10 if q else 30)
     rep.add("peer", "build 100 nodes", tb["ours"] / 1e6, "ms", "fastring", tb["peer"] / 1e6,
             "<= 1.0")
-    tb = best_of({"ours": lambda: (ours.add("zz:1"), ours.remove("zz:1")),
+    tb = best_of({"ours": _add_remove(ours),
                   "peer": lambda: (fr.add_node("zz:1"), fr.remove_node("zz:1"))},
                  20 if q else 60)
     rep.add("peer", "add + remove, 100 nodes", tb["ours"] / 1e3, "us", "fastring",
@@ -475,7 +491,8 @@ def render(rep: Report, info: dict[str, str], started: float) -> str:
                      f"{'yes' if r.met() else 'no'} | {r.note} |")
     lines.append("")
     lines += [f"- {n}" for n in rep.notes]
-    lines.append(f"- checks: {'all passed' if not rep.checks else 'FAILED: ' + '; '.join(rep.checks)}")
+    failed = "FAILED: " + "; ".join(rep.checks) if rep.checks else "all passed"
+    lines.append(f"- checks: {failed}")
     lines.append(f"- load average (1 min) at the end: {bench._load()}; "
                  f"runtime {time.monotonic() - started:.0f} s")
     return "\n".join(lines)
