@@ -193,6 +193,7 @@ class _Ring(_Router):
         *,
         fresh: bool = False,
         prefix: npt.NDArray[np.uint32] | None = None,
+        route: npt.NDArray[np.uint64] | None = None,
     ) -> Self: ...
     @property
     def prefix_index(self) -> npt.NDArray[np.uint32]: ...
@@ -212,11 +213,14 @@ class _Ring(_Router):
 
 def label_positions(
     hasher: _Hasher,
-    names: list[bytes],
+    names: list[bytes] | list[str],
     counts: npt.NDArray[np.uint32],
     first_owner: int = 0,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
     """Vnode positions of every label utf8(name) + b"#" + decimal j, sorted; and owners."""
+
+def label_ring(hasher: _Hasher, nodes: tuple[str, ...], counts: npt.NDArray[np.uint32]) -> _Ring:
+    """The ring snapshot of nodes (sorted) with counts[i] vnode labels for node i."""
 
 def sort_pairs(keys: npt.NDArray[np.uint64], vals: npt.NDArray[np.int32]) -> None:
     """Stable in-place sort of (keys, vals) by keys."""
@@ -232,6 +236,12 @@ def ring_remove(
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32], npt.NDArray[np.uint32] | None]:
     """core's layout without owner r, owners above r renumbered - 1: (padded positions,
     owners, prefix index or None) for ``_Ring(..., fresh=True, prefix=...)``."""
+
+def ring_add(core: _Ring, name: str, count: int) -> tuple[_Ring, int]:
+    """(core with node name added with count vnode labels, its index): one pass."""
+
+def ring_drop(core: _Ring, r: int) -> _Ring:
+    """core without node index r: one pass."""
 
 def merge_sorted(
     pa: npt.NDArray[np.uint64],
@@ -264,6 +274,21 @@ class _Remap(_Router):
     @property
     def table(self) -> npt.NDArray[np.int32]:
         """The inner router's lookup table (Maglev), as indices into nodes."""
+
+# --- src/_fastcalls.pxi ---
+
+class _RouterBase:
+    """The base of every router (consistent_hash._router.Router): its snapshot, and get /
+    replicas / get_many / get_indices in C for the common case (typed on Router)."""
+
+    _core: Any  # a _Router; typed Any, as each router reads its own core's attributes
+    def get(self, key: str | bytes | bytearray | memoryview | int) -> str: ...
+    def replicas(self, key: str | bytes | bytearray | memoryview | int, n: int) -> list[str]: ...
+    def get_many(self, keys: Any, *, nulls: str = "raise", categorical: bool = False,
+                 threads: int | None = None) -> Any: ...
+    def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
+                    nulls: str = "raise", threads: int | None = None
+                    ) -> npt.NDArray[np.int32]: ...
 
 # --- src/_jump.pxi ---
 

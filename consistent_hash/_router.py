@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Iterator
-from typing import Any, ClassVar, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +39,7 @@ from consistent_hash._ring import (
     _Hasher,
     _Remap,
     _Ring,
+    _RouterBase,
     health_ring,
     remapped_ring,
     take_names,
@@ -56,10 +57,12 @@ Key = str | bytes | bytearray | memoryview | int
 REPLICA_ROUTERS = "HashRing, Rendezvous, KetamaRing, TokenRing or NginxUpstream"
 
 
-class Router:
+class Router(_RouterBase):
     """The lookup surface every router shares (not instantiated by itself)."""
 
-    __slots__ = ("_core", "_full", "_lock", "__weakref__")
+    # _core (the routing snapshot: every lookup and every consumer reads this one) is
+    # _RouterBase's, in C, where get / replicas / get_many / get_indices read it.
+    __slots__ = ("_full", "_lock", "__weakref__")
 
     _kind: ClassVar[int] = 0
     _replicas: ClassVar[bool] = False
@@ -73,6 +76,9 @@ class Router:
 
     _core: Any  # the routing snapshot: every lookup and every consumer reads this one
     _full: Any  # the layout's snapshot with every node up (mutations start from it)
+    # True: the router checks single keys itself (_check_key), and every batch (_check_keys)
+    _key_check: ClassVar[bool] = False
+
     _lock: threading.Lock
 
     # -- what each router supplies ------------------------------------------------------------
@@ -95,41 +101,65 @@ class Router:
         raise NotImplementedError
 
     def _check_keys(self, keys: Any) -> None:
-        """A router whose keys are narrower than the pipeline's refuses the rest here."""
+        """A router whose keys are narrower than the pipeline's refuses the rest here (and
+        sets ``_key_check``)."""
+
+    def _check_key(self, key: Any) -> None:
+        """The same for one key (``get``): called for every key but a str or bytes when the
+        router sets ``_key_check``."""
 
     # -- lookups ------------------------------------------------------------------------------
+    # get, get_many, get_indices and replicas are the compiled base's (_RouterBase,
+    # src/_fastcalls.pxi): it serves a plain key, or a small list or tuple of them, without a
+    # Python frame, and hands every other call to the _slow implementation below.
 
-    def get(self, key: Key) -> str:
-        """The node of one key.
+    if TYPE_CHECKING:
+        def get(self, key: Key) -> str:
+            """The node of one key.
 
-        Raises EmptyRingError when there are no nodes, TypeError for an unsupported key type.
-        """
-        return self._core.get(key)  # type: ignore[no-any-return]  # one frame: a hot path
+            Raises EmptyRingError when there are no nodes, TypeError for an unsupported key
+            type.
+            """
 
-    @overload
-    def get_many(self, keys: Any, *, nulls: str = ..., categorical: Literal[False] = False,
-                 threads: int | None = ...) -> npt.NDArray[np.object_]: ...
-    @overload
-    def get_many(self, keys: Any, *, nulls: str = ..., categorical: Literal[True],
-                 threads: int | None = ...) -> Any: ...
-    @overload
-    def get_many(self, keys: Any, *, nulls: str = ..., categorical: bool,
-                 threads: int | None = ...) -> Any: ...
+        @overload
+        def get_many(self, keys: Any, *, nulls: str = ..., categorical: Literal[False] = False,
+                     threads: int | None = ...) -> npt.NDArray[np.object_]: ...
+        @overload
+        def get_many(self, keys: Any, *, nulls: str = ..., categorical: Literal[True],
+                     threads: int | None = ...) -> Any: ...
+        @overload
+        def get_many(self, keys: Any, *, nulls: str = ..., categorical: bool,
+                     threads: int | None = ...) -> Any: ...
 
-    def get_many(self, keys: Any, *, nulls: str = "raise", categorical: bool = False,
-                 threads: int | None = None) -> Any:
-        """The node of each key, as an object array of names.
+        def get_many(self, keys: Any, *, nulls: str = "raise", categorical: bool = False,
+                     threads: int | None = None) -> Any:
+            """The node of each key, as an object array of names.
 
-        ``keys``: a list or tuple of str / bytes / int, a NumPy array (U, S, O, T or integer
-        dtype), a pyarrow Array, ChunkedArray or one-column Table, a pandas Series, Index or
-        one-column DataFrame, a polars Series or one-column DataFrame.
-        ``nulls="none"`` maps a missing key (None, NaN, pandas.NA, an Arrow null) to None
-        instead of raising.  ``categorical=True`` returns a ``pandas.Categorical`` instead
-        (int32-sized codes into the node names, missing keys as NaN).
-        ``threads``: how many threads a large batch is split over (None: the process default,
-        ``consistent_hash.get_threads()``; 1: the calling thread only); the result is the same
-        for every thread count.  Every batch call takes it.
-        """
+            ``keys``: a list or tuple of str / bytes / int, a NumPy array (U, S, O, T or
+            integer dtype), a pyarrow Array, ChunkedArray or one-column Table, a pandas
+            Series, Index or one-column DataFrame, a polars Series or one-column DataFrame.
+            ``nulls="none"`` maps a missing key (None, NaN, pandas.NA, an Arrow null) to None
+            instead of raising.  ``categorical=True`` returns a ``pandas.Categorical``
+            instead (int32-sized codes into the node names, missing keys as NaN).
+            ``threads``: how many threads a large batch is split over (None: the process
+            default, ``consistent_hash.get_threads()``; 1: the calling thread only); the
+            result is the same for every thread count.  Every batch call takes it.
+            """
+
+        def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
+                        nulls: str = "raise", threads: int | None = None
+                        ) -> npt.NDArray[np.int32]:
+            """The node of each key as an int32 index into ``nodes`` (-1 for a missing key
+            with ``nulls="none"``); ``out`` receives them when given (an int32 array of the
+            keys' length); ``threads`` as in ``get_many``."""
+
+        def replicas(self, key: Key, n: int) -> list[str]:
+            """The first ``min(n, len(nodes))`` distinct nodes for the key, in the
+            algorithm's order (the first is ``get(key)``)."""
+
+    def _get_many_slow(self, keys: Any, *, nulls: str = "raise", categorical: bool = False,
+                       threads: int | None = None) -> Any:
+        """get_many for every container and option."""
         core = self._core
         self._check_keys(keys)
         idx = _containers.route(core, keys, None, nulls=check_nulls(nulls),
@@ -139,11 +169,10 @@ class Router:
         names: npt.NDArray[np.object_] = take_names(core.nodes, idx)
         return names
 
-    def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
-                    nulls: str = "raise", threads: int | None = None) -> npt.NDArray[np.int32]:
-        """The node of each key as an int32 index into ``nodes`` (-1 for a missing key with
-        ``nulls="none"``); ``out`` receives them when given (an int32 array of the keys'
-        length); ``threads`` as in ``get_many``."""
+    def _get_indices_slow(self, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
+                          nulls: str = "raise", threads: int | None = None
+                          ) -> npt.NDArray[np.int32]:
+        """get_indices for every container and option."""
         n = _threads.resolve(threads)
         self._check_keys(keys)
         return _containers.route(self._core, keys, out, nulls=check_nulls(nulls), threads=n)
@@ -190,9 +219,8 @@ class Router:
         core = self._core
         return core, min(n, int(core.live))
 
-    def replicas(self, key: Key, n: int) -> list[str]:
-        """The first ``min(n, len(nodes))`` distinct nodes for the key, in the algorithm's
-        order (the first is ``get(key)``)."""
+    def _replicas_slow(self, key: Key, n: int) -> list[str]:
+        """replicas with every check and error."""
         core, r = self._replica_count(n)
         self._check_keys([key])
         core.check_nonempty()
@@ -336,7 +364,8 @@ class Router:
 
     def copy(self: _R) -> _R:
         """An independent router with the same layout (it shares the immutable snapshot)."""
-        new = object.__new__(type(self))
+        new = type(self).__new__(type(self))
+        new._core = self._core
         for cls in type(self).__mro__:
             for slot in getattr(cls, "__slots__", ()):
                 if slot not in ("__weakref__", "__dict__") and hasattr(self, slot):

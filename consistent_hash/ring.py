@@ -15,9 +15,9 @@ from consistent_hash import _format
 from consistent_hash._ring import (
     EmptyRingError,
     _Ring,
-    label_positions,
-    ring_insert,
-    ring_remove,
+    label_ring,
+    ring_add,
+    ring_drop,
 )
 from consistent_hash._ringbase import arc_shares
 from consistent_hash._router import HashedRouter, weights_repr
@@ -91,39 +91,55 @@ class HashRing(HashedRouter):
         hasher = self._init_hasher(hash, seed)
         weights = node_weights(nodes)
         names = tuple(sorted(weights))
-        counts = self._counts(names, weights)
-        pos, own = label_positions(hasher, [n.encode("utf-8") for n in names], counts)
-        self._install(_Ring(pos, own, names, hasher), {n: weights[n] for n in names})
+        if len(set(weights.values())) <= 1:  # one weight: one count, and the dict in one call
+            w = next(iter(weights.values()), 1.0)
+            counts = np.full(len(names), vnode_count(self._vnodes, w), dtype=np.uint32)
+            ordered = dict.fromkeys(names, w)
+        else:
+            ordered = {n: weights[n] for n in names}
+            counts = self._counts(names, ordered)
+        self._check_total(counts)
+        self._install(label_ring(hasher, names, counts), ordered)
 
     # -- snapshots --------------------------------------------------------------------------
 
     def _counts(self, names: tuple[str, ...], weights: Mapping[str, float]
                 ) -> npt.NDArray[np.uint32]:
-        counts = [vnode_count(self._vnodes, weights[n]) for n in names]
-        total = sum(counts)
+        # vnode_count's arithmetic, one array operation for all nodes (the same doubles)
+        w = np.fromiter((weights[n] for n in names), dtype=np.float64, count=len(names))
+        with np.errstate(over="ignore"):  # inf is refused below, as vnode_count does
+            x = self._vnodes * w + 0.5
+        bad = ~(x <= MAX_TOTAL_VNODES)
+        if bad.any():
+            vnode_count(self._vnodes, float(w[int(np.argmax(bad))]))  # raises its error
+        counts: npt.NDArray[np.uint32] = np.maximum(np.floor(x), 1.0).astype(np.uint32)
+        return counts
+
+    @staticmethod
+    def _check_total(counts: npt.NDArray[np.uint32]) -> None:
+        total = int(counts.sum(dtype=np.uint64))
         if total > MAX_TOTAL_VNODES:
             raise ValueError(f"the ring would have {total} vnodes; at most "
                              f"{MAX_TOTAL_VNODES} are supported (lower vnodes or the weights)")
         check_ring_memory(total)
-        return np.array(counts, dtype=np.uint32)
 
     def _install(self, core: _Ring, weights: dict[str, float]) -> None:
         # The weights are set before the core: a reader sees the core, whose nodes match them.
         self._weights = weights
         self._set_core(core)
 
-    def _node_positions(self, core: _Ring, name: str, weight: float, index: int
-                        ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+    def _node_count(self, core: _Ring, name: str, weight: float) -> int:
         count = vnode_count(self._vnodes, weight)
-        if len(core.positions) + count > MAX_TOTAL_VNODES:
+        if len(core) + count > MAX_TOTAL_VNODES:
             raise ValueError(f"weight {weight!r} would give node {name!r} {count} vnodes; the "
                              f"ring supports at most {MAX_TOTAL_VNODES} in all")
-        check_ring_memory(len(core.positions) + count)
-        result: tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]] = label_positions(
-            core.hasher, [name.encode("utf-8")], np.array([count], dtype=np.uint32), index)
-        return result
+        check_ring_memory(len(core) + count)
+        return count
 
     # -- mutation ---------------------------------------------------------------------------
+    # Each is one pass of the core over the old snapshot's arrays (ring_add / ring_drop: the
+    # runs between the changed positions copied whole, the owners renumbered, the route
+    # layout and the prefix index written on the way), never a rebuild.
 
     def add(self, node: str, weight: float = 1.0) -> None:
         """Add a node; only keys that now belong to it move (to it).
@@ -136,16 +152,10 @@ class HashRing(HashedRouter):
             core, weights = self._layout_core(), self._weights
             if name in weights:
                 raise ValueError(f"node {name!r} is already in the ring")
-            names = core.nodes
-            r = bisect.bisect_left(names, name)
-            new_pos, new_own = self._node_positions(core, name, w, r)
-            # One pass: the merge renumbers the owners from r on; the arrays are the ring's.
-            pos, own, prefix = ring_insert(core, new_pos, new_own, r)
-            new_names = names[:r] + (name,) + names[r:]
+            new, r = ring_add(core, name, self._node_count(core, name, w))
             ws = list(weights.values())  # in the order of names (every snapshot's weights are)
             ws.insert(r, w)
-            self._install(_Ring(pos, own, new_names, core.hasher, fresh=True, prefix=prefix),
-                          dict(zip(new_names, ws, strict=True)))
+            self._install(new, dict(zip(new.nodes, ws, strict=True)))
 
     def remove(self, node: str) -> None:
         """Remove a node; only its keys move (each to its next node clockwise).
@@ -157,14 +167,9 @@ class HashRing(HashedRouter):
             core, weights = self._layout_core(), self._weights
             if node not in weights:
                 raise KeyError(node)
-            names = core.nodes
-            r = names.index(node)
-            pos, own, prefix = ring_remove(core, r)  # one pass: filter and renumber
-            new_names = names[:r] + names[r + 1 :]
             new_weights = dict(weights)  # the order of names, less one
             del new_weights[node]
-            self._install(_Ring(pos, own, new_names, core.hasher, fresh=True, prefix=prefix),
-                          new_weights)
+            self._install(ring_drop(core, bisect.bisect_left(core.nodes, node)), new_weights)
 
     def set_weight(self, node: str, weight: float) -> None:
         """Change a node's weight; keys move only to or from that node.
@@ -182,16 +187,11 @@ class HashRing(HashedRouter):
             if vnode_count(self._vnodes, w) == vnode_count(self._vnodes, weights[node]):
                 self._install(core, new_weights)
                 return
-            r = core.nodes.index(node)
-            # The node's old positions out and its new ones in, each one pass of the C merge
-            # (the owners' renumbering by the removal is undone by the insertion).
-            pos, own, prefix = ring_remove(core, r)
-            names = core.nodes[:r] + core.nodes[r + 1 :]
-            without = _Ring(pos, own, names, core.hasher, fresh=True, prefix=prefix)
-            new_pos, new_own = self._node_positions(without, node, w, r)
-            pos, own, prefix = ring_insert(without, new_pos, new_own, r)
-            self._install(_Ring(pos, own, core.nodes, core.hasher, fresh=True, prefix=prefix),
-                          new_weights)
+            # The node's old positions out and its new ones in, one pass each (the owners'
+            # renumbering by the removal is undone by the insertion).
+            without = ring_drop(core, bisect.bisect_left(core.nodes, node))
+            new, _ = ring_add(without, node, self._node_count(without, node, w))
+            self._install(new, new_weights)
 
     # -- introspection ----------------------------------------------------------------------
 

@@ -8,32 +8,94 @@
 # positions H(utf8(name) + b"#" + ascii(decimal j), seed) for j < count[i].
 #
 # A 2**k-entry prefix index over the top k bits of the positions narrows each search to a few
-# positions; a batch is searched with prefetching (ch_lookup_batch).  Replica tables (the
-# first r distinct owners from each position) are built once per r and cached.
+# positions.  Lookups read the route layout (ch_search.h): one uint64 word per position holding
+# its high bits and its (routing) owner, so a search reads the prefix index and one cache line;
+# a batch is searched with prefetching (ch_route_batch).  Replica tables (the first r distinct
+# owners from each position) are built once per r and cached.
+
+
+_U64 = np.dtype(np.uint64)
+_I32 = np.dtype(np.int32)
+_U32 = np.dtype(np.uint32)
+_np_empty = np.empty
+_BARE = object()        # _Ring(_BARE): a snapshot the builders below fill in (_adopt)
+
+
+cdef inline void *_buf(object arr, bint writable) except? NULL:
+    """The data of a contiguous NumPy array (kept alive by the caller): for an array the
+    core has just made (a plain ndarray), its data pointer read from the array object (the
+    field that follows the object header in every NumPy ABI, checked at import against the
+    buffer protocol); otherwise through the buffer protocol."""
+    cdef Py_buffer b
+    if _struct_data_ok and type(arr) is _ndarray:
+        return (<void **>(<char *><PyObject *>arr + sizeof(PyObject)))[0]
+    PyObject_GetBuffer(arr, &b, PyBUF_WRITABLE if writable else PyBUF_SIMPLE)
+    cdef void *p = b.buf
+    PyBuffer_Release(&b)
+    return p
+
+
+cdef bint _struct_data_ok = False
+_ndarray = np.ndarray
+
+
+cdef bint _check_struct_data():
+    """Whether an ndarray's data pointer is the word after its object header (it is in every
+    NumPy release; checked, so a NumPy where it is not takes the buffer protocol instead)."""
+    cdef Py_buffer b
+    cdef void *p
+    for dtype in (np.uint8, np.int32, np.uint64, object):
+        a = np.empty(3, dtype=dtype)
+        PyObject_GetBuffer(a, &b, PyBUF_WRITABLE)
+        p = b.buf
+        PyBuffer_Release(&b)
+        if p != (<void **>(<char *><PyObject *>a + sizeof(PyObject)))[0]:
+            return False
+    return True
+
+
+_struct_data_ok = _check_struct_data()
+
+
+cdef _freeze(arr):
+    """Make arr read-only, and the array it is a view of first (a view's writeable flag can
+    then not be set back)."""
+    base = arr.base
+    if isinstance(base, np.ndarray):
+        base.flags.writeable = False
+    arr.flags.writeable = False
 
 
 cdef class _Ring(_Router):
     """An immutable ring snapshot: sorted positions, owners, prefix index, node labels."""
-    cdef readonly object positions      # read-only uint64[V] (a view of the padded array)
-    cdef readonly object owners         # read-only int32[V]
-    cdef object _padded
-    cdef object _prefix
+    cdef object _padded                 # uint64[V + CH_PAD]: the positions, then UINT64_MAX
+    cdef object _own_arr                # int32[V]: the owners
+    cdef object _prefix                 # uint32[2**k + 1]: the prefix index
+    cdef object _route                  # uint64[V + CH_PAD]: the route layout q
+    cdef object _views                  # (positions, owners), made on first use
+    cdef ch_route R                     # what the search kernels read
     cdef object _replica_tables         # r -> read-only int32[V, r]
     cdef const int32_t **reps           # reps[r]: the data of _replica_tables[r], or NULL
     cdef Py_ssize_t nreps
     cdef const uint64_t *pos
     cdef const int32_t *own             # routing owners (a health ring's skip down nodes)
+    cdef const int32_t *true_own        # the owners
     cdef const uint32_t *idx
     cdef uint32_t n
     cdef int k
 
-    def __cinit__(self, positions, owners, tuple nodes, _Hasher hasher, *, bint fresh=False,
-                  prefix=None):
+    def __cinit__(self, positions, owners=None, tuple nodes=None, _Hasher hasher=None, *,
+                  bint fresh=False, prefix=None, route=None):
         # fresh: the arrays are new and this ring's alone (ring_insert, ring_remove): positions
         # already padded (uint64, at least len(owners) + CH_PAD, UINT64_MAX from len(owners)),
-        # owners int32; they are adopted, made read-only, not copied.  prefix (fresh only): the
-        # prefix index those functions derived from the old ring's (None: build it here).
+        # owners int32; they are adopted, not copied.  prefix (fresh only): the prefix index
+        # those functions derived from the old ring's (None: build it here); route (fresh
+        # only): the route layout of these arrays (label_ring; None: built here).
         cdef Py_ssize_t V
+        if positions is _BARE:
+            return
+        if nodes is None or hasher is None:
+            raise TypeError("_Ring(positions, owners, nodes, hasher)")
         if fresh:
             if (positions.dtype != np.uint64 or owners.dtype != np.int32
                     or not positions.flags.c_contiguous or not owners.flags.c_contiguous
@@ -48,54 +110,100 @@ cdef class _Ring(_Router):
                 raise ValueError("positions and owners differ in length")
         if V >= (1 << 31) - CH_PAD:
             raise ValueError("ring too large")
-        self.init_router(nodes, hasher, "ring")
-        self.has_replicas = True
-        if V == 0:
-            self.live = 0
+        cdef int k = ch_prefix_bits(<size_t>V)
+        if prefix is not None and (not fresh or prefix.dtype != np.uint32
+                                   or not prefix.flags.c_contiguous
+                                   or prefix.shape[0] != (1 << k) + 1):
+            raise ValueError("prefix: a fresh ring's uint32 index of 2**k + 1 entries")
+        if route is not None and (not fresh or route.dtype != np.uint64
+                                  or not route.flags.c_contiguous or route.shape[0] != V + CH_PAD):
+            raise ValueError("route: a fresh ring's uint64 route layout of len + CH_PAD words")
         if fresh:
             padded = positions
             own = owners
         else:
-            padded = np.full(V + CH_PAD, np.iinfo(np.uint64).max, dtype=np.uint64)
+            padded = _np_empty(V + CH_PAD, _U64)
             padded[:V] = positions
+            padded[V:] = ~(<uint64_t>0)
             own = owners.copy()
-        # Read-only views of read-only arrays: a view's writeable flag cannot be set back.
-        own.flags.writeable = False
-        padded.flags.writeable = False
+        self._adopt(padded, own, prefix, route, nodes, hasher)
+
+    cdef int _adopt(self, padded, own, prefix, route, tuple nodes, _Hasher hasher) except -1:
+        """Take over this snapshot's arrays (padded positions and owners, and the prefix index
+        and route layout when given, else built here from them): they are this ring's alone
+        from now on, and never written again."""
+        cdef Py_ssize_t V = own.shape[0], i
+        self.init_router(nodes, hasher, "ring")
+        self.has_replicas = True
+        if V == 0:
+            self.live = 0
         self._padded = padded
-        self.positions = padded[:V]
-        self.owners = own.view()
+        self._own_arr = own
+        self.pos = <const uint64_t *>_buf(padded, False)
+        self.true_own = <const int32_t *>_buf(own, False) if V else NULL
         self.n = <uint32_t>V
         self.k = ch_prefix_bits(<size_t>V)
-        cdef bint built = prefix is not None
-        if built and (not fresh or prefix.dtype != np.uint32 or not prefix.flags.c_contiguous
-                      or prefix.shape[0] != (1 << self.k) + 1):
-            raise ValueError("prefix: a fresh ring's uint32 index of 2**k + 1 entries")
-        cdef const uint64_t[::1] ppv = padded
-        cdef const int32_t[::1] ov = own
-        self.pos = &ppv[0]
-        self.own = &ov[0] if V else NULL
-        cdef uint32_t[::1] pv
-        if not built:
-            prefix = np.empty((1 << self.k) + 1, dtype=np.uint32)
-            pv = prefix
+        cdef uint32_t *ip
+        if prefix is None:
+            prefix = _np_empty((1 << self.k) + 1, _U32)
+            ip = <uint32_t *>_buf(prefix, True)
             with nogil:
-                ch_build_prefix(self.pos, self.n, self.k, &pv[0])
-        prefix.flags.writeable = False  # a shared index (a health ring's) is read-only already
-        cdef const uint32_t[::1] cpv = prefix
+                ch_build_prefix(self.pos, self.n, self.k, ip)
         self._prefix = prefix
-        self.idx = &cpv[0]
+        self.idx = <const uint32_t *>_buf(prefix, False)
+        self.R.pos = self.pos
+        self.R.idx = self.idx
+        self.R.n = self.n
+        self.R.shift = 64 - self.k
+        self.set_routing(own, route)
         self._replica_tables = {}
         self.nreps = len(nodes) + 1
         self.reps = <const int32_t **>malloc(self.nreps * sizeof(int32_t *))
         if self.reps == NULL:
             raise MemoryError()
-        cdef Py_ssize_t i
         for i in range(self.nreps):
             self.reps[i] = NULL
+        return 0
 
     def __dealloc__(self):
         free(self.reps)
+
+    cdef int set_routing(self, routing, q=None) except -1:
+        """Route by routing (int32[V], this ring's own array, kept alive by the caller's
+        field): the owners lookups answer (a health ring's skip down nodes), and the route
+        layout q built from them (built here when None)."""
+        cdef int b = ch_owner_bits(<size_t>len(self.nodes))
+        cdef uint64_t *qp
+        self.own = <const int32_t *>_buf(routing, False) if self.n else NULL
+        if q is None:
+            q = _np_empty(<Py_ssize_t>self.n + CH_PAD, _U64)
+            qp = <uint64_t *>_buf(q, True)
+            with nogil:
+                ch_route_layout(self.pos, self.own, self.n, b, qp)
+        self._route = q
+        self.R.q = <const uint64_t *>_buf(q, False)
+        self.R.own = self.own
+        self.R.b = b
+        return 0
+
+    cdef tuple views(self):
+        """(positions, owners) as read-only arrays: views of the snapshot's own arrays, made
+        read-only first (so no view of them can be made writeable), made on first use."""
+        if self._views is None:
+            _freeze(self._padded)
+            _freeze(self._own_arr)
+            self._views = (self._padded[:self.n], self._own_arr.view())
+        return self._views
+
+    @property
+    def positions(self):
+        """Read-only uint64 array of vnode positions, ascending."""
+        return self.views()[0]
+
+    @property
+    def owners(self):
+        """Read-only int32 array: the index into ``nodes`` owning each position."""
+        return self.views()[1]
 
     @property
     def routing_owners(self):
@@ -108,13 +216,23 @@ cdef class _Ring(_Router):
     def prefix_index(self):
         """The read-only prefix index: entry b is the number of positions whose top k bits
         are below b (k = log2(len - 1)), where the search for a hash starts."""
+        _freeze(self._prefix)
         return self._prefix
 
     cdef void route(self, const uint64_t *h, Py_ssize_t m, int32_t *out) noexcept nogil:
-        ch_lookup_batch(self.pos, self.n, self.idx, self.k, self.own, h, <size_t>m, out)
+        if self.R.own == self.own:
+            ch_route_batch(&self.R, h, <size_t>m, out)
+        else:  # routing owners set without set_routing: the plain search stays exact
+            ch_lookup_batch(self.pos, self.n, self.idx, self.k, self.own, h, <size_t>m, out)
 
     cdef int32_t route1(self, uint64_t h) noexcept nogil:
+        if self.R.own == self.own:
+            return ch_route1(&self.R, h)
         return self.own[ch_find(self.pos, self.n, self.idx, 64 - self.k, h)]
+
+    cdef inline uint32_t find(self, uint64_t h) noexcept nogil:
+        """The index of the first position >= h, wrapping to 0."""
+        return ch_route_index(&self.R, h)
 
     cdef int prepare_replicas(self, uint32_t r) except -1:
         # The table pointer is set once per r, with the GIL, before any kernel reads it: a
@@ -130,11 +248,10 @@ cdef class _Ring(_Router):
     cdef void route_replicas(self, const uint64_t *h, Py_ssize_t m, uint32_t r,
                              int32_t *out) noexcept nogil:
         cdef const int32_t *t = self.reps[r]
-        cdef int shift = 64 - self.k
         cdef Py_ssize_t j
         cdef uint32_t i
         for j in range(m):
-            i = ch_find(self.pos, self.n, self.idx, shift, h[j])
+            i = self.find(h[j])
             memcpy(out + j * r, t + <size_t>i * r, r * sizeof(int32_t))
 
     cdef int64_t walk_steps(self):
@@ -142,7 +259,7 @@ cdef class _Ring(_Router):
 
     cdef int32_t walk_step(self, uint64_t h, int64_t t, uint32_t *at) noexcept nogil:
         if t == 0:
-            at[0] = ch_find(self.pos, self.n, self.idx, 64 - self.k, h)
+            at[0] = self.find(h)
         return self.own[(at[0] + t) % self.n]
 
     def __len__(self):
@@ -151,22 +268,18 @@ cdef class _Ring(_Router):
     def position_index(self, uint64_t h):
         """Index of the first position >= h, wrapping to 0."""
         self.check()
-        return ch_find(self.pos, self.n, self.idx, 64 - self.k, h)
+        return self.find(h)
 
     # The scalar paths, without the base's virtual call (a ring lookup is a few ns).
     def index(self, key):
         """Node index of one key."""
         if self.live == 0:
             self.check()
-        cdef uint64_t h = self.hasher.hash_key(key)
-        return self.own[ch_find(self.pos, self.n, self.idx, 64 - self.k, h)]
+        return self.route1(self.hasher.hash_one(key))
 
     def get(self, key):
         """Node name of one key."""
-        if self.live == 0:
-            self.check()
-        cdef uint64_t h = self.hasher.hash_key(key)
-        return self.nodes[self.own[ch_find(self.pos, self.n, self.idx, 64 - self.k, h)]]
+        return self.get_key(key)
 
     def replica_table(self, uint32_t r):
         """int32[V, r]: the first r distinct owners clockwise from each position (cached)."""
@@ -194,55 +307,143 @@ cdef const int32_t *_table_data(t) except NULL:
 # Building rings
 # ---------------------------------------------------------------------------------------------
 
-def label_positions(_Hasher hasher, list names, const uint32_t[::1] counts, int32_t first_owner=0):
-    """Positions of every vnode label utf8(name) + b"#" + decimal j, j < count, sorted by
-    (position, owner); owner i + first_owner is names[i].  Returns (positions, owners)."""
+cdef int _label_pairs(_Hasher hasher, object names, const uint32_t *counts, Py_ssize_t nn,
+                      int32_t first_owner, uint64_t *pos, int32_t *own) except -1:
+    """Hash every vnode label of names (bytes, or str as its UTF-8) into pos / own, node after
+    node: node i's count[i] labels name + b"#" + decimal j, owned by first_owner + i."""
+    cdef Py_ssize_t i, off = 0, L
+    cdef uint32_t j
+    cdef size_t maxlen = 0
+    cdef const char *p
+    if hasher.func is not None:
+        for i in range(nn):
+            name = names[i]
+            if isinstance(name, str):
+                name = (<str>name).encode("utf-8")
+            for j in range(counts[i]):
+                pos[off] = hasher.call_func(name + b"#" + str(j).encode("ascii"))
+                own[off] = <int32_t>i + first_owner
+                off += 1
+        return 0
+    cdef const uint8_t **ptrs = <const uint8_t **>malloc(max(nn, 1) * sizeof(uint8_t *))
+    cdef size_t *lens = <size_t *>malloc(max(nn, 1) * sizeof(size_t))
+    cdef uint8_t *label = NULL
+    try:
+        if ptrs == NULL or lens == NULL:
+            raise MemoryError()
+        for i in range(nn):
+            name = names[i]  # kept alive by names, which the caller holds
+            if PyBytes_Check(name):
+                p = PyBytes_AS_STRING(name)
+                L = PyBytes_GET_SIZE(name)
+            else:
+                p = PyUnicode_AsUTF8AndSize(name, &L)
+            ptrs[i] = <const uint8_t *>p
+            lens[i] = <size_t>L
+            maxlen = max(maxlen, <size_t>L)
+        label = <uint8_t *>malloc(maxlen + 24)
+        if label == NULL:
+            raise MemoryError()
+        with nogil:
+            ch_label_ring(ptrs, lens, counts, <size_t>nn, first_owner, hasher.hid, hasher.seed,
+                          label, pos, own)
+    finally:
+        free(ptrs)
+        free(lens)
+        free(label)
+    return 0
+
+
+cdef tuple _sorted_layout(_Hasher hasher, object names, const uint32_t[::1] counts,
+                          int32_t first_owner, bint ring):
+    """(padded positions, owners, prefix, route) of every vnode label of names, sorted by
+    (position, owner): the positions array has CH_PAD UINT64_MAX after its len(owners)
+    entries, as a fresh _Ring takes it.  The labels are hashed straight into those arrays;
+    a large layout is then radix-sorted through scratch, and with ring (names are the ring's
+    nodes) the same pass writes the prefix index and the route layout (else they are None)."""
     cdef Py_ssize_t nn = len(names), i
+    if counts.shape[0] != nn:
+        raise ValueError("names and counts differ in length")
     cdef uint64_t total = 0
     for i in range(nn):
         total += counts[i]
     if total >= (1 << 31) - CH_PAD:
         raise ValueError(f"the ring would have {total} vnodes; at most 2**31 - 9 are supported")
-    pos = np.empty(total, dtype=np.uint64)
+    padded = np.empty(total + CH_PAD, dtype=np.uint64)
     own = np.empty(total, dtype=np.int32)
-    if total == 0:
-        return pos, own
-    cdef uint64_t[::1] pv = pos
+    cdef uint64_t[::1] pv = padded
     cdef int32_t[::1] ov = own
-    cdef size_t off = 0, maxlen = 0
-    cdef bytes name
-    cdef uint8_t *label
-    cdef uint32_t j
-    cdef size_t namelen
-    cdef int hid = hasher.hid
-    cdef uint64_t seed = hasher.seed
-    for name in names:
-        maxlen = max(maxlen, <size_t>len(name))
-    if hasher.func is not None:
-        for i in range(nn):
-            name = names[i]
-            for j in range(counts[i]):
-                pv[off] = hasher.call_func(name + b"#" + str(j).encode("ascii"))
-                ov[off] = <int32_t>i + first_owner
-                off += 1
-    else:
-        label = <uint8_t *>malloc(maxlen + 24)
-        if label == NULL:
+    cdef size_t n = <size_t>total
+    if total:
+        _label_pairs(hasher, names, &counts[0], nn, first_owner, &pv[0], &ov[0])
+    for i in range(CH_PAD):
+        pv[total + i] = ~(<uint64_t>0)
+    if total < CH_RADIX_MIN:
+        if total:
+            _sort_pairs(&pv[0], &ov[0], n)
+        return padded, own, None, None
+    cdef int k = ch_prefix_bits(n), b = ch_owner_bits(<size_t>nn), rc
+    prefix = route = None
+    cdef uint32_t *ip = NULL
+    cdef uint64_t *qp = NULL
+    cdef uint32_t[::1] iv
+    cdef uint64_t[::1] qv
+    if ring:
+        prefix = np.empty((1 << k) + 1, dtype=np.uint32)
+        route = np.empty(total + CH_PAD, dtype=np.uint64)
+        iv = prefix
+        qv = route
+        ip = &iv[0]
+        qp = &qv[0]
+    # Scratch: the keys go through the route layout's memory (each bucket's are read before
+    # its route words are written over them), the owners through an array NumPy allocates
+    # (huge pages where the OS gives them: the scatter writes 4,096 streams at once, which
+    # 4 KB pages would turn into TLB misses).
+    scratch_keys = route if ring else np.empty(total + CH_PAD, dtype=np.uint64)
+    scratch_owners = np.empty(total, dtype=np.int32)
+    cdef uint64_t[::1] tkv = scratch_keys
+    cdef int32_t[::1] tvv = scratch_owners
+    with nogil:
+        rc = ch_radix_layout(&pv[0], &ov[0], n, &tkv[0], &tvv[0], k, ip, b, qp)
+    if rc < 0:
+        raise MemoryError()
+    return padded, own, prefix, route
+
+
+def label_positions(_Hasher hasher, list names, const uint32_t[::1] counts, int32_t first_owner=0):
+    """Positions of every vnode label utf8(name) + b"#" + decimal j, j < count, sorted by
+    (position, owner); owner i + first_owner is names[i] (bytes, or str hashed as its UTF-8).
+    Returns (positions, owners)."""
+    padded, own, _, _ = _sorted_layout(hasher, names, counts, first_owner, False)
+    return padded[:own.shape[0]], own
+
+
+def label_ring(_Hasher hasher, tuple nodes, const uint32_t[::1] counts):
+    """The ring snapshot of nodes (sorted names, str) with counts[i] vnode labels for node i:
+    label_positions' layout, hashed and sorted in C straight into the snapshot's arrays."""
+    padded, own, prefix, route = _sorted_layout(hasher, nodes, counts, 0, True)
+    return _Ring(padded, own, nodes, hasher, fresh=True, prefix=prefix, route=route)
+
+
+cdef int _sort_pairs(uint64_t *keys, int32_t *vals, size_t n) except -1:
+    """Sort n (key, val) pairs in place by (key, val) (ch_sort_pairs)."""
+    if n < 2:
+        return 0
+    cdef size_t nb = (<size_t>1) << ch_sort_bits(n) if n < CH_RADIX_MIN else 0
+    cdef ch_pair *tmp = <ch_pair *>malloc(n * sizeof(ch_pair))
+    cdef size_t *count = <size_t *>malloc((nb + 1) * sizeof(size_t))
+    cdef int rc
+    try:
+        if tmp == NULL or count == NULL:
             raise MemoryError()
-        try:
-            for i in range(nn):
-                name = names[i]
-                namelen = len(name)
-                memcpy(label, <char *>name, namelen)
-                with nogil:
-                    ch_label_positions(label, namelen, counts[i], hid, seed, &pv[off])
-                    for j in range(counts[i]):
-                        ov[off + j] = <int32_t>i + first_owner
-                off += counts[i]
-        finally:
-            free(label)
-    sort_pairs(pos, own)
-    return pos, own
+        with nogil:
+            rc = ch_sort_pairs(keys, vals, n, tmp, count)
+        if rc < 0:
+            raise MemoryError()
+    finally:
+        free(tmp)
+        free(count)
+    return 0
 
 
 def sort_pairs(uint64_t[::1] keys, int32_t[::1] vals):
@@ -250,19 +451,8 @@ def sort_pairs(uint64_t[::1] keys, int32_t[::1] vals):
     cdef Py_ssize_t n = keys.shape[0]
     if vals.shape[0] != n:
         raise ValueError("keys and vals differ in length")
-    if n < 2:
-        return
-    cdef size_t nb = (<size_t>1) << ch_sort_bits(<size_t>n)
-    cdef ch_pair *tmp = <ch_pair *>malloc(<size_t>n * sizeof(ch_pair))
-    cdef size_t *count = <size_t *>malloc((nb + 1) * sizeof(size_t))
-    try:
-        if tmp == NULL or count == NULL:
-            raise MemoryError()
-        with nogil:
-            ch_sort_pairs(&keys[0], &vals[0], <size_t>n, tmp, count)
-    finally:
-        free(tmp)
-        free(count)
+    if n >= 2:
+        _sort_pairs(&keys[0], &vals[0], <size_t>n)
 
 
 def merge_sorted(const uint64_t[::1] pa, const int32_t[::1] oa,
@@ -284,69 +474,75 @@ def merge_sorted(const uint64_t[::1] pa, const int32_t[::1] oa,
     return po, oo
 
 
-cdef inline void _copy_renumbered(const uint64_t *pa, const int32_t *oa, Py_ssize_t k,
-                                  int32_t r, int32_t d, uint64_t *po, int32_t *oo) noexcept nogil:
-    """po[:k] = pa[:k]; oo[:k] = oa[:k] + d where oa >= r (d = +1: an owner inserted at r) or
-    > r (d = -1: owner r removed)."""
-    cdef Py_ssize_t t
-    if k <= 0:
-        return
-    memcpy(po, pa, <size_t>k * sizeof(uint64_t))
-    if d > 0:
-        for t in range(k):
-            oo[t] = oa[t] + (oa[t] >= r)
-    else:
-        for t in range(k):
-            oo[t] = oa[t] - (oa[t] > r)
-
-
 def ring_insert(_Ring core, const uint64_t[::1] pb, const int32_t[::1] ob, int32_t r):
     """core's layout with the (position, owner)-sorted run (pb, ob) of a new owner r merged
     in, core's owners >= r renumbered + 1 as they are copied: (padded positions, owners),
     fresh for _Ring(..., fresh=True).  The same order as merge_sorted of the renumbered
     layout: runs of core's positions are copied whole between the new ones.  The third item is
     the new prefix index, shifted from core's (None when k changes: _Ring builds it)."""
-    cdef Py_ssize_t na = core.n, nb = pb.shape[0], i = 0, j, e, lo, hi, mid, o = 0
+    cdef Py_ssize_t nb = pb.shape[0], j
     if ob.shape[0] != nb:
         raise ValueError("positions and owners differ in length")
     for j in range(nb):
         if ob[j] != r:
             raise ValueError("the new positions must all be owner r's")
-    padded = np.empty(na + nb + CH_PAD, dtype=np.uint64)
-    own = np.empty(na + nb, dtype=np.int32)
-    cdef uint64_t[::1] pv = padded
-    cdef int32_t[::1] ov = own
-    cdef const int32_t[::1] oav = core.owners
-    cdef const uint64_t *pa = core.pos
-    cdef const int32_t *oa = &oav[0] if na else NULL
-    cdef uint64_t *po = &pv[0]
-    cdef int32_t *oo = &ov[0] if na + nb else NULL
-    cdef uint64_t x
+    padded, own, prefix, _ = _inserted(core, &pb[0] if nb else NULL, nb, r, False)
+    return padded, own, prefix
+
+
+def ring_remove(_Ring core, int32_t r):
+    """core's layout without owner r's positions, the owners above r renumbered - 1 (runs
+    between r's positions copied whole): (padded positions, owners, prefix index or None),
+    fresh for _Ring(..., fresh=True, prefix=...)."""
+    padded, own, prefix, _ = _removed(core, r, False)
+    return padded, own, prefix
+
+
+cdef tuple _inserted(_Ring core, const uint64_t *pb, Py_ssize_t nb, int32_t r, bint routed):
+    """(padded, owners, prefix or None, route or None) of core with owner r's sorted
+    positions pb inserted (ch_ring_insert); route (routed: for len(core.nodes) + 1 nodes)
+    and the prefix index (shifted from core's when its size stays) come from the same pass."""
+    cdef Py_ssize_t na = core.n, v = na + nb
+    padded = _np_empty(v + CH_PAD, _U64)
+    own = _np_empty(v, _I32)
+    route = _np_empty(v + CH_PAD, _U64) if routed else None
+    cdef uint64_t *qp = <uint64_t *>_buf(route, True) if routed else NULL
+    cdef uint64_t *po = <uint64_t *>_buf(padded, True)
+    cdef int32_t *oo = <int32_t *>_buf(own, True) if v else NULL
+    cdef int b = ch_owner_bits(<size_t>len(core.nodes) + 1)
     with nogil:
-        for j in range(nb):
-            x = pb[j]
-            lo = i  # the first index >= i whose position is >= x
-            hi = na
-            while lo < hi:
-                mid = lo + (hi - lo) // 2
-                if pa[mid] < x:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            e = lo  # ties at x: the old owners below r come first (renumbered, they stay < r)
-            while e < na and pa[e] == x and oa[e] < r:
-                e += 1
-            _copy_renumbered(pa + i, oa + i, e - i, r, 1, po + o, oo + o)
-            o += e - i
-            i = e
-            po[o] = x
-            oo[o] = r
-            o += 1
-        _copy_renumbered(pa + i, oa + i, na - i, r, 1, po + o, oo + o)
-        o += na - i
-        for i in range(CH_PAD):
-            po[o + i] = ~(<uint64_t>0)
-    return padded, own, _adjusted_prefix(core, na + nb, &pb[0] if nb else NULL, nb, 1)
+        ch_ring_insert(core.pos, core.true_own, <size_t>na, core.idx, core.k, pb, <size_t>nb, r,
+                       b, po, oo, qp)
+    return padded, own, _adjusted_prefix(core, v, pb, nb, 1), route
+
+
+cdef tuple _removed(_Ring core, int32_t r, bint routed):
+    """(padded, owners, prefix or None, route or None) of core without owner r
+    (ch_ring_remove); route for len(core.nodes) - 1 nodes."""
+    cdef Py_ssize_t n = core.n, o
+    padded = _np_empty(n + CH_PAD, _U64)
+    own = _np_empty(n, _I32)
+    route = _np_empty(n + CH_PAD, _U64) if routed else None
+    cdef uint64_t *qp = <uint64_t *>_buf(route, True) if routed else NULL
+    cdef uint64_t *po = <uint64_t *>_buf(padded, True)
+    cdef int32_t *oo = <int32_t *>_buf(own, True) if n else NULL
+    cdef int b = ch_owner_bits(<size_t>max(len(core.nodes) - 1, 0))
+    # r's positions as they are removed, in order: the prefix index is shifted by them
+    cdef uint64_t *rem = <uint64_t *>malloc(max(n, 1) * sizeof(uint64_t))
+    if rem == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            o = <Py_ssize_t>ch_ring_remove(core.pos, core.true_own, <size_t>n, r, b, po, oo, qp,
+                                           rem)
+        prefix = _adjusted_prefix(core, o, rem, n - o, -1)
+    finally:
+        free(rem)
+    if o < n:
+        own = own[:o]
+        if routed:
+            route = route[:o + CH_PAD]
+    return padded, own, prefix, route
 
 
 cdef object _adjusted_prefix(_Ring core, Py_ssize_t v, const uint64_t *chg, Py_ssize_t m,
@@ -356,57 +552,70 @@ cdef object _adjusted_prefix(_Ring core, Py_ssize_t v, const uint64_t *chg, Py_s
     then _Ring builds it from the positions."""
     if v == 0 or core.n == 0 or ch_prefix_bits(<size_t>v) != core.k:
         return None
-    prefix = np.empty((1 << core.k) + 1, dtype=np.uint32)
-    cdef uint32_t[::1] pv = prefix
+    prefix = _np_empty((1 << core.k) + 1, _U32)
+    cdef uint32_t *pv = <uint32_t *>_buf(prefix, True)
     with nogil:
-        ch_prefix_adjust(core.idx, core.k, chg, <size_t>m, sign, &pv[0])
+        ch_prefix_adjust(core.idx, core.k, chg, <size_t>m, sign, pv)
     return prefix
 
 
-def ring_remove(_Ring core, int32_t r):
-    """core's layout without owner r's positions, the owners above r renumbered - 1 (runs
-    between r's positions copied whole): (padded positions, owners, prefix index or None),
-    fresh for _Ring(..., fresh=True, prefix=...)."""
-    cdef Py_ssize_t n = core.n, i, e, start = 0, o = 0
-    padded = np.empty(n + CH_PAD, dtype=np.uint64)
-    own = np.empty(n, dtype=np.int32)
-    cdef uint64_t[::1] pv = padded
-    cdef int32_t[::1] ov = own
-    cdef const int32_t[::1] oav = core.owners
-    cdef const uint64_t *pa = core.pos
-    cdef const int32_t *oa = &oav[0] if n else NULL
-    cdef uint64_t *po = &pv[0]
-    cdef int32_t *oo = &ov[0] if n else NULL
-    cdef Py_ssize_t b, t, nr = 0
-    cdef int hit
-    # r's positions as they are removed, in order: the prefix index is shifted by them
-    cdef uint64_t *rem = <uint64_t *>malloc(max(n, 1) * sizeof(uint64_t))
-    if rem == NULL:
-        raise MemoryError()
-    with nogil:
-        b = 0
-        while b < n:  # blocks of 64 owners tested at once (a loop the compiler vectorizes)
-            e = min(b + 64, n)
-            hit = 0
-            for t in range(b, e):
-                hit |= oa[t] == r
-            if hit:
-                for i in range(b, e):
-                    if oa[i] == r:
-                        rem[nr] = pa[i]
-                        nr += 1
-                        _copy_renumbered(pa + start, oa + start, i - start, r, -1, po + o,
-                                         oo + o)
-                        o += i - start
-                        start = i + 1
-            b = e
-        _copy_renumbered(pa + start, oa + start, n - start, r, -1, po + o, oo + o)
-        o += n - start
-        for i in range(o, n + CH_PAD):  # the pad, and the room the removed ones left
-            po[i] = ~(<uint64_t>0)
+cdef tuple _with_node(tuple names, Py_ssize_t r, object name):
+    """names with name inserted at r (name None: names without item r)."""
+    cdef Py_ssize_t n = len(names), i, o = 0
+    cdef tuple out = PyTuple_New(n + 1 if name is not None else n - 1)
+    for i in range(n + 1):
+        if i == r and name is not None:
+            Py_INCREF(name)
+            PyTuple_SET_ITEM(out, o, name)
+            o += 1
+        if i == n or (i == r and name is None):
+            continue
+        item = <object>PyTuple_GET_ITEM(names, i)
+        Py_INCREF(item)
+        PyTuple_SET_ITEM(out, o, item)
+        o += 1
+    return out
+
+
+cdef Py_ssize_t _bisect_names(tuple names, str name) except -1:
+    """The index of the first name >= name in the sorted names (str order: code points)."""
+    cdef Py_ssize_t lo = 0, hi = len(names), mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if PyUnicode_Compare(<object>PyTuple_GET_ITEM(names, mid), name) < 0:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def ring_add(_Ring core, str name, uint32_t count):
+    """(the snapshot of core with node name added with count vnode labels, its index): one
+    pass over core's arrays (ch_ring_insert), which also writes the new route layout and the
+    shifted prefix index; the labels hashed and sorted as label_positions does."""
+    cdef Py_ssize_t r = _bisect_names(core.nodes, name)
+    cdef uint64_t *pb = <uint64_t *>malloc(max(count, 1) * sizeof(uint64_t))
+    cdef int32_t *ob = <int32_t *>malloc(max(count, 1) * sizeof(int32_t))
     try:
-        prefix = _adjusted_prefix(core, o, rem, nr, -1)
+        if pb == NULL or ob == NULL:
+            raise MemoryError()
+        _label_pairs(core.hasher, (name,), &count, 1, <int32_t>r, pb, ob)
+        _sort_pairs(pb, ob, count)
+        padded, own, prefix, route = _inserted(core, pb, count, <int32_t>r, True)
     finally:
-        free(rem)
-    own.flags.writeable = False  # so no view of it can be made writeable again
-    return padded, own[:o], prefix
+        free(pb)
+        free(ob)
+    cdef _Ring new = _Ring.__new__(_Ring, _BARE)
+    new._adopt(padded, own, prefix, route, _with_node(core.nodes, r, name), core.hasher)
+    return new, r
+
+
+def ring_drop(_Ring core, Py_ssize_t r):
+    """The snapshot of core without node r: one pass (ch_ring_remove), route layout and
+    prefix index included."""
+    if not 0 <= r < len(core.nodes):
+        raise IndexError(f"node index {r} out of range")
+    padded, own, prefix, route = _removed(core, <int32_t>r, True)
+    cdef _Ring new = _Ring.__new__(_Ring, _BARE)
+    new._adopt(padded, own, prefix, route, _with_node(core.nodes, r, None), core.hasher)
+    return new

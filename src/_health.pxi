@@ -41,7 +41,7 @@ cdef class _HealthRing(_Ring):
                     ch_health_owners(self.own, &mv[0], self.n, &ev[0])
         eff.flags.writeable = False
         self._eff = eff
-        self.own = &ev[0]
+        self.set_routing(eff)
         self.down = down
         if self.n:
             self.live = k - nd

@@ -15,11 +15,15 @@
 # every other container into one of those.
 
 # The C types and helpers every piece uses (the C declarations of the headers: _ring.pxd).
+cimport cython
 from cpython.bool cimport PyBool_Check
-from cpython.bytes cimport PyBytes_Check
+from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_GET_SIZE
 from cpython.long cimport PyLong_Check
 from cpython.object cimport PyObject
-from cpython.unicode cimport PyUnicode_Check
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_New, PyTuple_SET_ITEM
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_Check, PyUnicode_Compare
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
@@ -136,6 +140,15 @@ cdef class _Hasher:
         if self.func is not None:
             return self.call_func(b)
         return ch_hash(self.hid, <const uint8_t *><char *>b, <size_t>len(b), self.seed)
+
+    cdef inline uint64_t hash_one(self, object key) except? 0:
+        """hash_key, with the commonest keys (an ASCII str, bytes, a small int) hashed
+        straight from the object."""
+        cdef uint64_t h
+        if self.func is None and (not self.raw_ints or type(key) is not int):
+            if ch_hash_key1(<PyObject *>key, self.hid, self.seed, &h):
+                return h
+        return self.hash_key(key)
 
     cdef uint64_t hash_key(self, object key) except? 0:
         cdef uint64_t h

@@ -43,6 +43,10 @@ cdef extern from "ch_keys.h" nogil:
     void ch_widen_ints(const uint8_t *v, int itemsize, int is_signed, Py_ssize_t m,
                        int64_t *w)
     void ch_raw_int_objects(PyObject *const *items, Py_ssize_t n, uint64_t *out)
+    int ch_hash_key1(PyObject *o, int hid, uint64_t seed, uint64_t *h)
+    Py_ssize_t ch_hash_objects_s(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
+                                 int hid, uint64_t seed, uint64_t *out, uint8_t *scratch,
+                                 Py_ssize_t scratch_len)
     Py_ssize_t ch_hash_ucs4(const uint32_t *data, Py_ssize_t w, Py_ssize_t start,
                             Py_ssize_t stop, int hid, uint64_t seed, uint64_t *out,
                             uint8_t *scratch, size_t scratch_len)
@@ -59,8 +63,13 @@ cdef extern from "ch_keys.h" nogil:
                              int hid, uint64_t seed, uint64_t *out)
     Py_ssize_t ch_take_objects(PyObject *const *src, Py_ssize_t nsrc, const int32_t *idx,
                                Py_ssize_t m, PyObject **dst, Py_ssize_t *counts)
+    void ch_take_objects_small(PyObject *const *src, const int32_t *idx, Py_ssize_t m,
+                               PyObject **dst)
     void ch_label_positions(uint8_t *label, size_t name_len, uint32_t count, int hid,
                             uint64_t seed, uint64_t *out)
+    void ch_label_ring(const uint8_t *const *names, const size_t *lens, const uint32_t *counts,
+                       size_t nn, int32_t first_owner, int hid, uint64_t seed, uint8_t *label,
+                       uint64_t *pos, int32_t *own)
     size_t ch_u64_dec(uint64_t v, uint8_t *out)
 
 # The worker pool of batch calls split over cores (_pipeline.pxi).
@@ -95,11 +104,32 @@ cdef extern from "ch_search.h" nogil:
     uint32_t ch_find(const uint64_t *pos, uint32_t n, const uint32_t *idx, int shift, uint64_t h)
     void ch_lookup_batch(const uint64_t *pos, uint32_t n, const uint32_t *idx, int k,
                          const int32_t *owners, const uint64_t *hashes, size_t m, int32_t *out)
+    ctypedef struct ch_route:
+        const uint64_t *q
+        const uint64_t *pos
+        const uint32_t *idx
+        const int32_t *own
+        uint32_t n
+        int shift
+        int b
+    int ch_owner_bits(size_t nodes)
+    void ch_route_layout(const uint64_t *pos, const int32_t *own, uint32_t n, int b, uint64_t *q)
+    int32_t ch_route1(const ch_route *R, uint64_t h)
+    uint32_t ch_route_index(const ch_route *R, uint64_t h)
+    void ch_route_batch(const ch_route *R, const uint64_t *hashes, size_t m, int32_t *out)
     int ch_sort_bits(size_t n)
-    void ch_sort_pairs(uint64_t *key, int32_t *val, size_t n, ch_pair *tmp, size_t *count)
+    size_t CH_RADIX_MIN
+    int ch_sort_pairs(uint64_t *key, int32_t *val, size_t n, ch_pair *tmp, size_t *count)
+    int ch_radix_layout(uint64_t *key, int32_t *val, size_t n, uint64_t *tk, int32_t *tv, int k,
+                        uint32_t *idx, int b, uint64_t *q)
     void ch_merge(const uint64_t *pa, const int32_t *oa, size_t na, const uint64_t *pb,
                   const int32_t *ob, size_t nb, uint64_t *po, int32_t *oo)
     void ch_build_replicas(const int32_t *owners, uint32_t n, uint32_t r, int32_t *rows)
+    void ch_ring_insert(const uint64_t *pa, const int32_t *oa, size_t na, const uint32_t *idx,
+                        int k, const uint64_t *pb, size_t nb, int32_t r, int b, uint64_t *po,
+                        int32_t *oo, uint64_t *q)
+    size_t ch_ring_remove(const uint64_t *pa, const int32_t *oa, size_t n, int32_t r, int b,
+                          uint64_t *po, int32_t *oo, uint64_t *q, uint64_t *rem)
 
 cdef extern from "ch_mix.h" nogil:
     uint64_t ch_mix64(uint64_t z)

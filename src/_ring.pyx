@@ -15,6 +15,7 @@ include "_pipeline.pxi"     # the one chunk driver and the batch entry points
 
 include "_hashring.pxi"     # _Ring (HashRing and the compat rings), building rings
 include "_health.pxi"       # _HealthRing: a _Ring with nodes marked down
+include "_fastcalls.pxi"    # _RouterBase: every router's get / replicas / small batches in C
 include "_jump.pxi"
 include "_rendezvous.pxi"
 include "_maglev.pxi"      # Maglev tables: ours and Envoy's

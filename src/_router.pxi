@@ -98,8 +98,32 @@ cdef class _Router:
 
     def get(self, key):
         """Node name of one key."""
+        return self.get_key(key)
+
+    cdef object get_key(self, object key):
+        """get(key) from C (_RouterBase.get): the node name of one key."""
         self.check()
-        return self.nodes[self.route1(self.hasher.hash_key(key))]
+        return self.nodes[self.route1(self.hasher.hash_one(key))]
+
+    cdef list replica_names(self, object key, uint32_t r):
+        """The names of the first r distinct nodes of one key (r at most live)."""
+        self.check()
+        self.prepare_replicas(r)
+        cdef uint64_t h = self.hasher.hash_one(key)
+        cdef int32_t small[64]
+        cdef int32_t *row = &small[0]
+        cdef uint32_t t
+        if r > 64:
+            row = <int32_t *>malloc(r * sizeof(int32_t))
+            if row == NULL:
+                raise MemoryError()
+        try:
+            if r:
+                self.route_replicas(&h, 1, r, row)
+            return [self.nodes[row[t]] for t in range(r)]
+        finally:
+            if row != &small[0]:
+                free(row)
 
     def index_of_hash(self, uint64_t h):
         """Node index of one uint64 hash."""

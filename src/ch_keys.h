@@ -73,16 +73,58 @@ static inline uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t see
         default: (void)KERNEL(ch_h_md5, __VA_ARGS__); break;          \
     }
 
-/* ASCII decimal of a signed / unsigned 64-bit integer; returns the length (<= 20). */
-static inline size_t ch_u64_dec(uint64_t v, uint8_t *out) {
-    uint8_t tmp[20];
-    size_t n = 0;
-    do { tmp[n++] = (uint8_t)('0' + v % 10); v /= 10; } while (v);
-    for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+/* ASCII decimal of a signed / unsigned 64-bit integer; returns the length (<= 20).  The
+ * length first (from the bit length, exact after one compare), then two digits a step from
+ * the end: half the dependent divisions of a digit at a time. */
+static const uint64_t ch__pow10[20] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
+    1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+    100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+    1000000000000000000ull, 10000000000000000000ull};
+static const char ch__digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+CH_KERNEL size_t ch_u64_dec(uint64_t v, uint8_t *out) {
+    if (v < 10) {
+        out[0] = (uint8_t)('0' + v);
+        return 1;
+    }
+#if defined(__GNUC__) || defined(__clang__)
+    const int lg = 63 - __builtin_clzll(v);  /* floor(log2 v) */
+#else
+    int lg = 0;
+    for (uint64_t t = v; t >>= 1;) lg++;
+#endif
+    const int d = (lg + 1) * 1233 >> 12;  /* floor(log10 2^(lg + 1)) */
+    const size_t n = (size_t)d + 1 - (size_t)(v < ch__pow10[d]);
+    if (v < 100000000u) {  /* up to 8 digits: four pairs at once, the leading zeros dropped */
+        const uint32_t x = (uint32_t)v, hi = x / 10000, lo = x % 10000;
+        uint8_t t[16];
+        memcpy(t, ch__digit_pairs + 2 * (hi / 100), 2);
+        memcpy(t + 2, ch__digit_pairs + 2 * (hi % 100), 2);
+        memcpy(t + 4, ch__digit_pairs + 2 * (lo / 100), 2);
+        memcpy(t + 6, ch__digit_pairs + 2 * (lo % 100), 2);
+        memcpy(out, t + 8 - n, n);
+        return n;
+    }
+    uint8_t *p = out + n;
+    while (v >= 100) {
+        const unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        p -= 2;
+        memcpy(p, ch__digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+        memcpy(p - 2, ch__digit_pairs + 2 * v, 2);
+    } else {
+        p[-1] = (uint8_t)('0' + v);
+    }
     return n;
 }
 
-static inline size_t ch_i64_dec(int64_t v, uint8_t *out) {
+CH_KERNEL size_t ch_i64_dec(int64_t v, uint8_t *out) {
     if (v < 0) {
         out[0] = '-';
         return 1 + ch_u64_dec((uint64_t)0 - (uint64_t)v, out + 1);
@@ -139,7 +181,8 @@ static inline Py_ssize_t ch_ucs_to_utf8(int kind, const void *data, Py_ssize_t n
 /* Hash items[start .. n) into out[start .. n) until an item needs the caller; returns the
  * index of that item, or n when all are done.  scratch holds CH_SCRATCH bytes. */
 CH_KERNEL Py_ssize_t ch__objects(ch_hfn H, PyObject *const *items, Py_ssize_t start,
-                                 Py_ssize_t n, uint64_t seed, uint64_t *out, uint8_t *scratch) {
+                                 Py_ssize_t n, uint64_t seed, uint64_t *out, uint8_t *scratch,
+                                 Py_ssize_t scratch_len) {
     const Py_ssize_t PF = 16;
     for (Py_ssize_t i = start; i < n; i++) {
         if (i + PF < n) {
@@ -159,7 +202,7 @@ CH_KERNEL Py_ssize_t ch__objects(ch_hfn H, PyObject *const *items, Py_ssize_t st
                 continue;
             }
             if (CH_UNLIKELY(!PyUnicode_IS_COMPACT(o))) return i;
-            if (len > CH_SCRATCH / 4) return i;
+            if (len > scratch_len / 4) return i;
             Py_ssize_t m = ch_ucs_to_utf8(PyUnicode_KIND(o), PyUnicode_DATA(o), len, scratch);
             if (m < 0) return i;
             out[i] = H(scratch, (size_t)m, seed);
@@ -181,10 +224,122 @@ CH_KERNEL Py_ssize_t ch__objects(ch_hfn H, PyObject *const *items, Py_ssize_t st
     return n;
 }
 
+/* XXH3 over a list of keys of mixed lengths: its code differs by length (4-8, 9-16, 17-32,
+ * ...), and keys whose lengths vary branch unpredictably between them (measured: ~4 ns a key,
+ * 40% of the hash's time on keys of 8-24 bytes).  So a group of G keys is read first (the
+ * objects touched, each key's bytes and length noted), and then hashed class by class, each
+ * class a loop with no branch on the length.  Anything but a compact ASCII str or bytes goes
+ * through ch__objects one at a time, in order; the first key it declines ends the call as
+ * there (everything before it hashed). */
+static inline uint64_t ch__xxh3_9to16(const uint8_t *p, size_t len, uint64_t seed) {
+    const uint8_t *const s = ch__xxh3_secret;
+    const uint64_t lo = ch__rd64(p) ^ ((ch__rd64(s + 24) ^ ch__rd64(s + 32)) + seed);
+    const uint64_t hi = ch__rd64(p + len - 8) ^ ((ch__rd64(s + 40) ^ ch__rd64(s + 48)) - seed);
+    return ch__xxh3_avalanche((uint64_t)len + ch__bswap64(lo) + hi + ch__mul128_fold64(lo, hi));
+}
+
+static inline uint64_t ch__xxh3_17to32(const uint8_t *p, size_t len, uint64_t seed) {
+    const uint8_t *const s = ch__xxh3_secret;
+    return ch__xxh3_avalanche((uint64_t)len * CH__P64_1 + ch__xxh3_mix16(p, s, seed) +
+                              ch__xxh3_mix16(p + len - 16, s + 16, seed));
+}
+
+CH_KERNEL Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
+                                      uint64_t seed, uint64_t *out, uint8_t *scratch,
+                                      Py_ssize_t scratch_len) {
+    enum { G = 128, PF = 16 };
+    const uint8_t *ptr[G];
+    uint32_t len[G];
+    uint8_t la[G], lb[G], lc[G];  /* 9-16, 17-32, the rest */
+    for (Py_ssize_t s0 = start; s0 < n; s0 += G) {
+        const Py_ssize_t e = n - s0 < G ? n : s0 + G;
+        size_t na = 0, nb = 0, nc = 0;
+        Py_ssize_t i = s0;
+        for (; i < e; i++) {
+            if (i + PF < n) {
+                const char *ahead = (const char *)items[i + PF];
+                CH_PREFETCH(ahead);
+                CH_PREFETCH(ahead + 64);
+            }
+            PyObject *o = items[i];
+            PyTypeObject *t = Py_TYPE(o);
+            const uint8_t *p;
+            size_t L;
+            if (CH_LIKELY(t == &PyUnicode_Type && PyUnicode_IS_COMPACT_ASCII(o))) {
+                p = (const uint8_t *)((PyASCIIObject *)o + 1);
+                L = (size_t)PyUnicode_GET_LENGTH(o);
+            } else if (t == &PyBytes_Type) {
+                p = (const uint8_t *)PyBytes_AS_STRING(o);
+                L = (size_t)PyBytes_GET_SIZE(o);
+            } else {
+                if (ch__objects(ch_h_xxh3, items, i, i + 1, seed, out, scratch, scratch_len) == i)
+                    break;  /* declined: hash what was gathered, then hand it over */
+                ptr[i - s0] = NULL;
+                la[na] = lb[nb] = lc[nc] = 0;  /* not in any class */
+                continue;
+            }
+            const uint8_t j = (uint8_t)(i - s0);
+            const int a = L - 9 <= 7, b = L - 17 <= 15;
+            ptr[j] = p;
+            len[j] = (uint32_t)L;
+            la[na] = j;
+            lb[nb] = j;
+            lc[nc] = j;
+            na += (size_t)a;
+            nb += (size_t)b;
+            nc += (size_t)(!(a | b));
+        }
+        uint64_t *o = out + s0;
+        for (size_t t = 0; t < na; t++) o[la[t]] = ch__xxh3_9to16(ptr[la[t]], len[la[t]], seed);
+        for (size_t t = 0; t < nb; t++) o[lb[t]] = ch__xxh3_17to32(ptr[lb[t]], len[lb[t]], seed);
+        for (size_t t = 0; t < nc; t++) o[lc[t]] = ch_xxh3_64(ptr[lc[t]], len[lc[t]], seed);
+        if (i < e) return i;
+    }
+    return n;
+}
+
 static inline Py_ssize_t ch_hash_objects(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
                                          int hid, uint64_t seed, uint64_t *out,
                                          uint8_t *scratch) {
-    CH_DISPATCH(hid, ch__objects, items, start, n, seed, out, scratch)
+    if (hid == CH_XXH3) return ch__objects_xxh3(items, start, n, seed, out, scratch, CH_SCRATCH);
+    CH_DISPATCH(hid, ch__objects, items, start, n, seed, out, scratch, CH_SCRATCH)
+}
+
+/* The same with a scratch buffer of scratch_len bytes (>= 24): a str needing more goes to the
+ * caller. */
+static inline Py_ssize_t ch_hash_objects_s(PyObject *const *items, Py_ssize_t start,
+                                           Py_ssize_t n, int hid, uint64_t seed, uint64_t *out,
+                                           uint8_t *scratch, Py_ssize_t scratch_len) {
+    CH_DISPATCH(hid, ch__objects, items, start, n, seed, out, scratch, scratch_len)
+}
+
+/* One key of the commonest kinds, without the batch loop: an exact str that is compact
+ * ASCII (its bytes follow its header), exact bytes, an exact int that fits a long long (as
+ * its ASCII decimal).  Returns 0 for anything else (the caller takes the general path). */
+static inline int ch_hash_key1(PyObject *o, int hid, uint64_t seed, uint64_t *h) {
+    PyTypeObject *t = Py_TYPE(o);
+    const uint8_t *p;
+    size_t len;
+    uint8_t b[24];
+    if (CH_LIKELY(t == &PyUnicode_Type)) {
+        if (CH_UNLIKELY(!PyUnicode_IS_COMPACT_ASCII(o))) return 0;
+        p = (const uint8_t *)((PyASCIIObject *)o + 1);
+        len = (size_t)PyUnicode_GET_LENGTH(o);
+    } else if (t == &PyBytes_Type) {
+        p = (const uint8_t *)PyBytes_AS_STRING(o);
+        len = (size_t)PyBytes_GET_SIZE(o);
+    } else if (t == &PyLong_Type) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) return 0;
+        p = b;
+        len = ch_i64_dec((int64_t)v, b);
+    } else {
+        return 0;
+    }
+    /* the default hash of a short key, inlined */
+    *h = hid == CH_XXH3 && len <= 16 ? ch__xxh3_0to16(p, len, seed) : ch_hash(hid, p, len, seed);
+    return 1;
 }
 
 /* raw_ints over items[0 .. n) that ch_hash_objects hashed whole: each exact int takes its own
@@ -565,6 +720,19 @@ static inline Py_ssize_t ch_take_objects(PyObject *const *src, Py_ssize_t nsrc,
     return -1;
 }
 
+/* dst[i] = src[idx[i]] with a new reference, for a few items (idx -1 leaves dst[i], a None,
+ * alone): the per-item form of ch_take_objects, with no per-node count to clear. */
+static inline void ch_take_objects_small(PyObject *const *src, const int32_t *idx, Py_ssize_t m,
+                                         PyObject **dst) {
+    for (Py_ssize_t i = 0; i < m; i++) {
+        const int32_t j = idx[i];
+        if (j < 0) continue;
+        Py_INCREF(src[j]);
+        Py_DECREF(dst[i]);
+        dst[i] = src[j];
+    }
+}
+
 /* Build the positions of one node: labels utf8(name) + "#" + decimal j, j = 0 .. count-1.
  * label must hold name_len + 21 bytes and start with the name. */
 CH_KERNEL int ch__labels(ch_hfn H, uint8_t *label, size_t name_len, uint32_t count,
@@ -580,6 +748,47 @@ CH_KERNEL int ch__labels(ch_hfn H, uint8_t *label, size_t name_len, uint32_t cou
 static inline void ch_label_positions(uint8_t *label, size_t name_len, uint32_t count, int hid,
                                       uint64_t seed, uint64_t *out) {
     CH_DISPATCH_VOID(hid, ch__labels, label, name_len, count, seed, out)
+}
+
+/* The positions of many nodes' labels at once: node i's names[i] (lens[i] bytes of UTF-8)
+ * + "#" + decimal j for j < counts[i], into pos[off ..), with owner first_owner + i in own,
+ * node after node.  The decimal suffix is counted up in place instead of printed per label.
+ * label must hold max(lens) + 12 bytes. */
+CH_KERNEL int ch__label_ring(ch_hfn H, const uint8_t *const *names, const size_t *lens,
+                             const uint32_t *counts, size_t nn, int32_t first_owner,
+                             uint64_t seed, uint8_t *label, uint64_t *pos, int32_t *own) {
+    size_t off = 0;
+    for (size_t i = 0; i < nn; i++) {
+        const size_t L = lens[i];
+        const uint32_t c = counts[i];
+        const int32_t o = first_owner + (int32_t)i;
+        if (L) memcpy(label, names[i], L);
+        label[L] = '#';
+        uint8_t *d = label + L + 1;
+        size_t nd = 1;
+        d[0] = '0';
+        for (uint32_t j = 0; j < c; j++) {
+            pos[off + j] = H(label, L + 1 + nd, seed);
+            own[off + j] = o;
+            size_t t = nd;
+            while (t > 0 && d[t - 1] == '9') d[--t] = '0';
+            if (t > 0) {
+                d[t - 1]++;
+            } else {  /* 9...9 + 1: one more digit */
+                d[0] = '1';
+                d[nd++] = '0';
+            }
+        }
+        off += c;
+    }
+    return 0;
+}
+
+static inline void ch_label_ring(const uint8_t *const *names, const size_t *lens,
+                                 const uint32_t *counts, size_t nn, int32_t first_owner, int hid,
+                                 uint64_t seed, uint8_t *label, uint64_t *pos, int32_t *own) {
+    CH_DISPATCH_VOID(hid, ch__label_ring, names, lens, counts, nn, first_owner, seed, label, pos,
+                     own)
 }
 
 #endif

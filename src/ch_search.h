@@ -18,6 +18,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#endif
 
 #define CH_PAD 8
 
@@ -112,10 +115,114 @@ static inline void ch_lookup_batch(const uint64_t *pos, uint32_t n, const uint32
     }
 }
 
-/* Sort (key, val) pairs by (key, val).  Ring positions are uniform hashes, so a counting
- * pass over the top bits spreads them into buckets of a few pairs each, which an insertion
- * sort finishes; a bucket that is large anyway (a degenerate custom hash) goes to qsort, so
- * the worst case stays O(n log n).  tmp holds n pairs; count holds (n >> 1) + 2 size_t. */
+/* The route layout: the array every lookup reads, built with the ring beside the positions
+ * and owners users see (8 bytes a position).  Word i is
+ *     q[i] = (pos[i] with its low b bits cleared) | owner[i],   b = ch_owner_bits(nodes),
+ * so one load gives a lookup both what it compares and what it answers: the search touches
+ * the prefix index and then one cache line, instead of positions and then owners.
+ *
+ * With key = h with its low b bits cleared, q[i] < key exactly when pos[i] >> b < h >> b (an
+ * owner is below 2^b), so counting the q < key from idx[bucket] lands on the first i with
+ * pos[i] >> b >= h >> b.  That is the answer unless pos[i] >> b == h >> b: then pos[i] may
+ * still be below h (they differ only in the low b bits), and the exact search over the
+ * positions decides (a chance of about V * 2^b / 2^64 per key: never seen in practice, but
+ * exact).  The CH_PAD words past the end are (all ones above b) | owner[0]: i == V (every
+ * position below h) reads owner 0, the wrap-around, with no test of its own, and an h that is
+ * all ones above b takes the exact search.  With one node b is 0 and q is the positions. */
+static inline int ch_owner_bits(size_t nodes) {
+    int b = 0;
+    while (b < 31 && ((size_t)1 << b) < nodes) b++;
+    return b;
+}
+
+/* q[0 .. n + CH_PAD) from the sorted positions and the (routing) owners of a ring. */
+static inline void ch_route_layout(const uint64_t *pos, const int32_t *own, uint32_t n, int b,
+                                   uint64_t *q) {
+    const uint64_t low = ((uint64_t)1 << b) - 1;
+    for (uint32_t i = 0; i < n; i++) q[i] = (pos[i] & ~low) | ((uint64_t)(uint32_t)own[i] & low);
+    const uint64_t pad = ~low | (n ? ((uint64_t)(uint32_t)own[0] & low) : 0);
+    for (uint32_t i = 0; i < CH_PAD; i++) q[n + i] = pad;
+}
+
+/* The word that answers key (h, low b bits cleared), from the first word of its bucket. */
+static inline const uint64_t *ch__rscan(const uint64_t *p, uint64_t key) {
+    for (;;) {
+        uint32_t c = (uint32_t)(p[0] < key) + (uint32_t)(p[1] < key) + (uint32_t)(p[2] < key) +
+                     (uint32_t)(p[3] < key);
+        p += c;
+        if (CH_LIKELY(c < 4)) return p;
+    }
+}
+
+typedef struct {
+    const uint64_t *q;      /* the route layout */
+    const uint64_t *pos;    /* the padded positions (the exact search) */
+    const uint32_t *idx;    /* the prefix index */
+    const int32_t *own;     /* the owners q was built from */
+    uint32_t n;
+    int shift;              /* 64 - k */
+    int b;
+} ch_route;
+
+/* The owner of hash h (the ring is not empty). */
+static inline int32_t ch_route1(const ch_route *R, uint64_t h) {
+    const uint64_t low = ((uint64_t)1 << R->b) - 1;
+    const uint64_t e = *ch__rscan(R->q + R->idx[h >> R->shift], h & ~low);
+    if (CH_UNLIKELY(((e ^ h) & ~low) == 0)) return R->own[ch_find(R->pos, R->n, R->idx, R->shift, h)];
+    return (int32_t)(e & low);
+}
+
+/* The index of the first position >= h, wrapping to 0 (the ring is not empty). */
+static inline uint32_t ch_route_index(const ch_route *R, uint64_t h) {
+    const uint64_t low = ((uint64_t)1 << R->b) - 1;
+    const uint64_t *p = ch__rscan(R->q + R->idx[h >> R->shift], h & ~low);
+    if (CH_UNLIKELY(((*p ^ h) & ~low) == 0)) return ch_find(R->pos, R->n, R->idx, R->shift, h);
+    const uint32_t i = (uint32_t)(p - R->q);
+    return i == R->n ? 0 : i;
+}
+
+/* out[j] = the owner of hashes[j], j < m (the ring is not empty).  The loads of one key
+ * depend on each other (prefix index, then the line of q), those of different keys do not:
+ * each key's prefix entry is prefetched 2D keys ahead and read D keys ahead, where its q
+ * line is prefetched, so both are in cache when the key's turn comes.  On a ring past the
+ * caches that turns two dependent misses per key into overlapped ones; on a small ring it
+ * still shortens what each key waits for (measured: bench/bench_hotpath.py). */
+static inline void ch_route_batch(const ch_route *R, const uint64_t *hashes, size_t m,
+                                  int32_t *out) {
+    enum { D = 16 };
+    const uint64_t *q = R->q;
+    const uint32_t *idx = R->idx;
+    const int shift = R->shift;
+    const uint64_t low = ((uint64_t)1 << R->b) - 1;
+    size_t j = 0;
+    if (m > 2 * D) {
+        const int far = R->n > (1u << 16);  /* a key's 4 words may span two lines */
+        uint32_t st[D];
+        for (size_t t = 0; t < D; t++) st[t] = idx[hashes[t] >> shift];
+        for (; j < m - 2 * D; j++) {
+            CH_PREFETCH(idx + (hashes[j + 2 * D] >> shift));
+            const uint32_t nx = idx[hashes[j + D] >> shift];
+            CH_PREFETCH(q + nx);
+            if (far) CH_PREFETCH(q + nx + 3);
+            const uint64_t h = hashes[j];
+            const uint64_t e = *ch__rscan(q + st[j % D], h & ~low);
+            st[j % D] = nx;
+            out[j] = (int32_t)(e & low);
+            if (CH_UNLIKELY(((e ^ h) & ~low) == 0))
+                out[j] = R->own[ch_find(R->pos, R->n, idx, shift, h)];
+        }
+    }
+    for (; j < m; j++) out[j] = ch_route1(R, hashes[j]);
+}
+
+/* Sort (key, val) pairs by (key, val).  Ring positions are uniform hashes, so a sort by the
+ * top bits leaves each pair among a few others of the same top bits, which an insertion sort
+ * finishes; a group of equal top bits that is large anyway (a degenerate custom hash) goes to
+ * qsort, so the worst case stays O(n log n).
+ *
+ * Small inputs (< 2^16 pairs: a node's labels, a small ring) take one counting pass over the
+ * top bits into about n / 2 buckets; large ones ch_radix_layout.  tmp holds n pairs; count
+ * holds 2^ch_sort_bits(n) + 1 size_t for small inputs (unused for large ones). */
 typedef struct { uint64_t key; int32_t val; } ch_pair;
 
 static int ch_pair_cmp(const void *a, const void *b) {
@@ -134,8 +241,124 @@ static inline int ch_sort_bits(size_t n) {
     return lg > 1 ? lg - 1 : 1;
 }
 
-static inline void ch_sort_pairs(uint64_t *key, int32_t *val, size_t n, ch_pair *tmp,
-                                 size_t *count) {
+#define CH_RADIX_MIN ((size_t)1 << 16)
+
+/* Sort the pairs key[s .. e) / val[s .. e) of one group by (key, val): insertion, or qsort
+ * through scratch (e - s pairs) for a large group.  Returns -1 if scratch is needed but
+ * cannot be allocated. */
+static inline int ch__sort_group(uint64_t *key, int32_t *val, size_t s, size_t e) {
+    const size_t m = e - s;
+    if (m <= 32) {
+        for (size_t i = s + 1; i < e; i++) {
+            const uint64_t x = key[i];
+            const int32_t y = val[i];
+            size_t j = i;
+            while (j > s && (key[j - 1] > x || (key[j - 1] == x && val[j - 1] > y))) {
+                key[j] = key[j - 1];
+                val[j] = val[j - 1];
+                j--;
+            }
+            key[j] = x;
+            val[j] = y;
+        }
+        return 0;
+    }
+    ch_pair *t = (ch_pair *)malloc(m * sizeof(ch_pair));
+    if (t == NULL) return -1;
+    for (size_t i = 0; i < m; i++) { t[i].key = key[s + i]; t[i].val = val[s + i]; }
+    qsort(t, m, sizeof(ch_pair), ch_pair_cmp);
+    for (size_t i = 0; i < m; i++) { key[s + i] = t[i].key; val[s + i] = t[i].val; }
+    free(t);
+    return 0;
+}
+
+/* Large inputs: one MSD counting pass over the top W1 bits (up to 2^11 buckets: 4,096 write
+ * streams, which the caches keep up with) into the scratch (tk, tv), then each bucket, now a
+ * few thousand pairs that sit in cache, counting-sorted by its next W2 bits back into (key,
+ * val), and each group of equal top W1 + W2 bits (one or two pairs from uniform hashes)
+ * finished by ch__sort_group.  Every pair is moved twice, where a radix sort of the top bits
+ * in 8-bit passes moves it three times, and one pass into millions of buckets makes every write
+ * a cache miss (measured 4x slower than this at 16 M).
+ *
+ * Optionally (idx != NULL, q != NULL) the same pass writes the prefix index of k bits and
+ * the route layout of b owner bits for the sorted pairs (ch_build_prefix, ch_route_layout,
+ * CH_PAD words included), while the bucket is in cache; q may be the memory of tk (a
+ * bucket's scratch keys are read before its route words are written over them).  Returns -1
+ * on a failed allocation (the pairs are then unsorted, nothing is lost). */
+static inline int ch_radix_layout(uint64_t *key, int32_t *val, size_t n, uint64_t *tk,
+                                  int32_t *tv, int k, uint32_t *idx, int b, uint64_t *q) {
+    int bits = 0;
+    while (((size_t)1 << (bits + 1)) <= n) bits++;    /* floor(log2 n) */
+    int w1 = bits / 2 < 11 ? bits / 2 : 11;
+    if (w1 < 1) w1 = 1;
+    int w2 = bits - w1 < 12 ? bits - w1 : 12;
+    if (w2 < 1) w2 = 1;
+    const size_t nb1 = (size_t)1 << w1, nb2 = (size_t)1 << w2;
+    const int sh1 = 64 - w1, sh2 = 64 - w1 - w2;
+    size_t *c1 = (size_t *)calloc(nb1 + 1, sizeof(size_t));
+    size_t *c2 = (size_t *)malloc((nb2 + 1) * sizeof(size_t));
+    if (c1 == NULL || c2 == NULL) { free(c1); free(c2); return -1; }
+    for (size_t i = 0; i < n; i++) c1[(key[i] >> sh1) + 1]++;
+    for (size_t t = 0; t < nb1; t++) c1[t + 1] += c1[t];
+    /* scatter; afterwards c1[t] is the end of bucket t, c1[t - 1] (or 0) its start */
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t x = key[i];
+        const size_t d = c1[x >> sh1]++;
+        tk[d] = x;
+        tv[d] = val[i];
+    }
+    const uint64_t low = ((uint64_t)1 << b) - 1;
+    const int kshift = 64 - k;
+    uint64_t cursor = 0;    /* the next prefix entry to write */
+    int rc = 0;
+    size_t s0 = 0;
+    for (size_t t = 0; t < nb1; t++) {
+        const size_t e0 = c1[t];
+        if (e0 > s0) {
+            memset(c2, 0, (nb2 + 1) * sizeof(size_t));
+            for (size_t i = s0; i < e0; i++) c2[((tk[i] >> sh2) & (nb2 - 1)) + 1]++;
+            for (size_t u = 0; u < nb2; u++) c2[u + 1] += c2[u];
+            for (size_t i = s0; i < e0; i++) {
+                const uint64_t x = tk[i];
+                const size_t d = s0 + c2[(x >> sh2) & (nb2 - 1)]++;
+                key[d] = x;
+                val[d] = tv[i];
+            }
+            /* groups of equal top w1 + w2 bits: c2[u] is now the end of group u */
+            size_t g = s0;
+            for (size_t u = 0; u < nb2 && rc == 0; u++) {
+                const size_t ge = s0 + c2[u];
+                if (ge - g > 1) rc = ch__sort_group(key, val, g, ge);
+                g = ge;
+            }
+            if (idx != NULL) {
+                for (size_t i = s0; i < e0; i++) {
+                    const uint64_t top = key[i] >> kshift;
+                    while (cursor <= top) idx[cursor++] = (uint32_t)i;
+                    q[i] = (key[i] & ~low) | ((uint64_t)(uint32_t)val[i] & low);
+                }
+            }
+        }
+        s0 = e0;
+    }
+    free(c1);
+    free(c2);
+    if (rc < 0) return -1;
+    if (idx != NULL) {
+        while (cursor <= ((uint64_t)1 << k)) idx[cursor++] = (uint32_t)n;
+        const uint64_t pad = ~low | (n ? ((uint64_t)(uint32_t)val[0] & low) : 0);
+        for (size_t i = 0; i < CH_PAD; i++) q[n + i] = pad;
+    }
+    return 0;
+}
+
+static inline int ch_sort_pairs(uint64_t *key, int32_t *val, size_t n, ch_pair *tmp,
+                                size_t *count) {
+    if (n >= CH_RADIX_MIN) {
+        /* tmp (16 n bytes) holds the scratch arrays (12 n bytes) */
+        uint64_t *tk = (uint64_t *)tmp;
+        return ch_radix_layout(key, val, n, tk, (int32_t *)(tk + n), 0, NULL, 0, NULL);
+    }
     const int k = ch_sort_bits(n);
     const int shift = 64 - k;
     const size_t nb = (size_t)1 << k;
@@ -167,6 +390,7 @@ static inline void ch_sort_pairs(uint64_t *key, int32_t *val, size_t n, ch_pair 
         start = end;
     }
     for (size_t i = 0; i < n; i++) { key[i] = tmp[i].key; val[i] = tmp[i].val; }
+    return 0;
 }
 
 /* Merge two rings sorted by (position, owner) into out (length na + nb). */
@@ -180,6 +404,115 @@ static inline void ch_merge(const uint64_t *pa, const int32_t *oa, size_t na, co
     }
     while (i < na) { po[o] = pa[i]; oo[o++] = oa[i++]; }
     while (j < nb) { po[o] = pb[j]; oo[o++] = ob[j++]; }
+}
+
+/* Growing and shrinking a ring by one owner in one pass (HashRing.add / remove): the runs of
+ * the old ring between the changed positions are copied whole, their owners renumbered (an
+ * owner inserted at r shifts the old owners >= r up by one; owner r removed shifts those > r
+ * down), and, when q is not NULL, their route words written for b owner bits as they go. */
+static inline void ch__copy_run(const uint64_t *pa, const int32_t *oa, size_t k, int32_t r,
+                                int up, uint64_t low, uint64_t *po, int32_t *oo, uint64_t *q) {
+    if (k == 0) return;
+    memcpy(po, pa, k * sizeof(uint64_t));
+    if (up) {
+        for (size_t t = 0; t < k; t++) oo[t] = oa[t] + (int32_t)(oa[t] >= r);
+    } else {
+        for (size_t t = 0; t < k; t++) oo[t] = oa[t] - (int32_t)(oa[t] > r);
+    }
+    if (q != NULL)
+        for (size_t t = 0; t < k; t++) q[t] = (pa[t] & ~low) | ((uint64_t)(uint32_t)oo[t] & low);
+}
+
+/* The ring (pa, oa, na; prefix index idx of k bits) with owner r's sorted positions
+ * pb[0 .. nb) inserted: positions po (na + nb, then CH_PAD UINT64_MAX), owners oo, and with q
+ * the route words (+ CH_PAD pad) for b owner bits.  Ties at a position: the old owners below
+ * r come first (renumbered, they stay below r), as a sort by (position, owner) of the whole
+ * ring puts them.  Where a new position goes is found from the old prefix index (a few
+ * compares; pa is padded with UINT64_MAX, so the scan stops by itself). */
+static inline void ch_ring_insert(const uint64_t *pa, const int32_t *oa, size_t na,
+                                  const uint32_t *idx, int k, const uint64_t *pb, size_t nb,
+                                  int32_t r, int b, uint64_t *po, int32_t *oo, uint64_t *q) {
+    const uint64_t low = ((uint64_t)1 << b) - 1;
+    const int shift = 64 - k;
+    size_t i = 0, o = 0;
+    for (size_t j = 0; j < nb; j++) {
+        const uint64_t x = pb[j];
+        size_t e = na ? idx[x >> shift] : 0;
+        if (e < i) e = i;
+        while (e < na && pa[e] < x) e++;
+        while (e < na && pa[e] == x && oa[e] < r) e++;
+        ch__copy_run(pa + i, oa + i, e - i, r, 1, low, po + o, oo + o, q ? q + o : NULL);
+        o += e - i;
+        i = e;
+        po[o] = x;
+        oo[o] = r;
+        if (q) q[o] = (x & ~low) | ((uint64_t)(uint32_t)r & low);
+        o++;
+    }
+    ch__copy_run(pa + i, oa + i, na - i, r, 1, low, po + o, oo + o, q ? q + o : NULL);
+    o += na - i;
+    for (size_t t = 0; t < CH_PAD; t++) po[o + t] = ~(uint64_t)0;
+    if (q) {
+        const uint64_t pad = ~low | (o ? ((uint64_t)(uint32_t)oo[0] & low) : 0);
+        for (size_t t = 0; t < CH_PAD; t++) q[o + t] = pad;
+    }
+}
+
+/* Bit t of the result: a[t] == r, for t < m <= 64. */
+static inline uint64_t ch__eq_mask64(const int32_t *a, size_t m, int32_t r) {
+    uint64_t mask = 0;
+    size_t t = 0;
+#if defined(__SSE2__) || defined(_M_X64)
+    const __m128i rv = _mm_set1_epi32(r);
+    for (; t + 4 <= m; t += 4) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(a + t));
+        mask |= (uint64_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, rv))) << t;
+    }
+#endif
+    for (; t < m; t++) mask |= (uint64_t)(a[t] == r) << t;
+    return mask;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CH_CTZ64(x) __builtin_ctzll(x)
+#elif defined(_MSC_VER) && defined(_M_X64)
+static __forceinline int ch__ctz64(uint64_t x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
+#define CH_CTZ64(x) ch__ctz64(x)
+#else
+static inline int ch__ctz64(uint64_t x) { int i = 0; while (!(x & 1)) { x >>= 1; i++; } return i; }
+#define CH_CTZ64(x) ch__ctz64(x)
+#endif
+
+/* The ring (pa, oa, n) without owner r: positions po (then CH_PAD UINT64_MAX up to n +
+ * CH_PAD), owners oo, with q the route words for b owner bits; the removed positions, in
+ * order, into rem.  r's positions are found 64 owners at a time as a bit mask (SSE2 compares
+ * where there are), so the runs between them cost a compare per 4 owners and one copy.
+ * Returns the number of positions kept. */
+static inline size_t ch_ring_remove(const uint64_t *pa, const int32_t *oa, size_t n, int32_t r,
+                                    int b, uint64_t *po, int32_t *oo, uint64_t *q,
+                                    uint64_t *rem) {
+    const uint64_t low = ((uint64_t)1 << b) - 1;
+    size_t start = 0, o = 0, nr = 0;
+    for (size_t blk = 0; blk < n; blk += 64) {
+        uint64_t hit = ch__eq_mask64(oa + blk, n - blk < 64 ? n - blk : 64, r);
+        while (hit) {
+            const size_t i = blk + (size_t)CH_CTZ64(hit);
+            hit &= hit - 1;
+            rem[nr++] = pa[i];
+            ch__copy_run(pa + start, oa + start, i - start, r, 0, low, po + o, oo + o,
+                         q ? q + o : NULL);
+            o += i - start;
+            start = i + 1;
+        }
+    }
+    ch__copy_run(pa + start, oa + start, n - start, r, 0, low, po + o, oo + o, q ? q + o : NULL);
+    o += n - start;
+    for (size_t t = o; t < n + CH_PAD; t++) po[t] = ~(uint64_t)0;
+    if (q) {
+        const uint64_t pad = ~low | (o ? ((uint64_t)(uint32_t)oo[0] & low) : 0);
+        for (size_t t = o; t < n + CH_PAD; t++) q[t] = pad;
+    }
+    return o;
 }
 
 /* Successor table of distinct owners: row i holds the first r distinct owners met walking

@@ -192,11 +192,10 @@ class TokenRing(RingLayout):
 
     # -- lookups ----------------------------------------------------------------------------
 
-    def get(self, key: TextKey) -> str:  # type: ignore[override]  # no int keys
-        """The node owning the key's token (the first replica)."""
+    _key_check = True  # no int keys: get and the batch calls check them first
+
+    def _check_key(self, key: Any) -> None:
         _check_key(key)
-        node: str = self._core.get(key)
-        return node
 
     def _check_keys(self, keys: Any) -> None:
         _check_keys(keys)

@@ -1,0 +1,163 @@
+# The calls a service makes per request, in C: get, replicas, and batches so small that a batch
+# call's set-up would cost more than its keys (get_many, get_indices).
+#
+# Every router of consistent_hash/_router.py derives from _RouterBase, which holds the router's
+# snapshot (_core, a _Router, replaced with one assignment on every change) and implements those
+# four calls for what they are passed most: a plain key (str, bytes, int), a list or tuple of up
+# to _SMALL_BATCH of them.  A call reads self._core once, so it sees one snapshot.  Anything else
+# (another container, nulls="none", categorical=True, out=, a key that needs Python, an empty
+# router, an unusual argument) goes to the router's Python implementation of the same call
+# (_get_many_slow, _get_indices_slow, _replicas_slow), which handles the rest and raises the
+# errors: a fast path returns exactly what that implementation returns, or leaves it the call.
+#
+# Two class attributes of the router are read once per router object: _key_check (the router
+# checks keys itself, as TokenRing refuses int keys: every key but an exact str or bytes goes
+# through its _check_key, and every batch through its _check_keys) and _replicas (its algorithm
+# orders distinct nodes; a router that decides it per object, with a property, always takes
+# its _replicas_slow).
+
+cdef enum:
+    _F_KNOWN = 1
+    _F_KEY_CHECK = 2
+    _F_REPLICAS = 4
+    # Batches of up to this many keys take the small-batch path (hashes in a stack buffer, one
+    # kernel call); larger ones go through the pipeline, whose set-up is then a small share.
+    _SMALL_BATCH = 1024
+    _SMALL_SCRATCH = 512    # UTF-8 room for the small-batch path (a longer non-ASCII str:
+                            # the pipeline)
+
+_OBJ = np.dtype(object)
+
+
+cdef inline bint _plain_key(object key):
+    return type(key) is str or type(key) is bytes
+
+
+cdef inline bint _threads_ok(object threads):
+    """threads= that the serial path serves as it is (None or an int >= 1; a batch this small
+    never splits)."""
+    return threads is None or (type(threads) is int and threads >= 1)
+
+
+cdef int _class_flags(object cls) except -1:
+    cdef int f = _F_KNOWN
+    if getattr(cls, "_key_check", False):
+        f |= _F_KEY_CHECK
+    if getattr(cls, "_replicas", False) is True:  # a plain True (not a per-instance property)
+        f |= _F_REPLICAS
+    return f
+
+
+cdef inline object _ring_get(_Ring core, object key):
+    """_Router.get_key for a plain ring, with no virtual call."""
+    if core.live == 0:
+        core.check()
+    cdef uint64_t h = core.hasher.hash_one(key)
+    cdef int32_t i
+    if core.R.own == core.own:
+        i = ch_route1(&core.R, h)
+    else:
+        i = core.route1(h)
+    return <object>PyTuple_GET_ITEM(core.nodes, i)
+
+
+@cython.binding(False)  # plain method descriptors: CPython's call specializations take them
+cdef class _RouterBase:
+    """The base of every router: its snapshot, and the per-request calls in C (see
+    src/_fastcalls.pxi)."""
+    cdef public _Router _core
+    cdef int _flags
+
+    cdef inline int flags(self) except -1:
+        if self._flags == 0:
+            self._flags = _class_flags(type(self))
+        return self._flags
+
+    cdef inline _Router core(self):
+        cdef _Router core = self._core
+        if core is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no snapshot (_core)")
+        return core
+
+    def get(self, key):
+        """The node of one key.
+
+        Raises EmptyRingError when there are no nodes, TypeError for an unsupported key type.
+        """
+        cdef _Router core = self.core()
+        if not _plain_key(key) and (self._flags or self.flags()) & _F_KEY_CHECK:
+            self._check_key(key)
+        if type(core) is _Ring:
+            return _ring_get(<_Ring>core, key)
+        return core.get_key(key)
+
+    def replicas(self, key, n):
+        """The first ``min(n, len(nodes))`` distinct nodes for the key, in the algorithm's
+        order (the first is ``get(key)``)."""
+        cdef _Router core = self._core
+        cdef int f = self.flags()
+        if (core is not None and f & _F_REPLICAS and core.has_replicas and type(n) is int
+                and n >= 1 and core.live and (_plain_key(key) or not f & _F_KEY_CHECK)):
+            return core.replica_names(key, <uint32_t>min(n, core.live))
+        return self._replicas_slow(key, n)
+
+    def get_many(self, keys, *, nulls="raise", categorical=False, threads=None):
+        """The node of each key, as an object array of names.
+
+        ``keys``: a list or tuple of str / bytes / int, a NumPy array (U, S, O, T or integer
+        dtype), a pyarrow Array, ChunkedArray or one-column Table, a pandas Series, Index or
+        one-column DataFrame, a polars Series or one-column DataFrame.
+        ``nulls="none"`` maps a missing key (None, NaN, pandas.NA, an Arrow null) to None
+        instead of raising.  ``categorical=True`` returns a ``pandas.Categorical`` instead
+        (int32-sized codes into the node names, missing keys as NaN).
+        ``threads``: how many threads a large batch is split over (None: the process default,
+        ``consistent_hash.get_threads()``; 1: the calling thread only); the result is the same
+        for every thread count.  Every batch call takes it.
+        """
+        cdef _Router core = self._core
+        cdef int32_t idx[_SMALL_BATCH]
+        cdef Py_ssize_t n
+        if (core is not None and (type(keys) is list or type(keys) is tuple)
+                and categorical is False and type(nulls) is str and nulls == "raise"
+                and _threads_ok(threads)):
+            n = len(keys)
+            if 0 < n <= _SMALL_BATCH and self._small(core, keys, n, idx):
+                names = _np_empty(n, _OBJ)
+                ch_take_objects_small(PySequence_Fast_ITEMS(core.nodes), idx, n,
+                                      <PyObject **>_buf(names, True))
+                return names
+        return self._get_many_slow(keys, nulls=nulls, categorical=categorical, threads=threads)
+
+    def get_indices(self, keys, out=None, *, nulls="raise", threads=None):
+        """The node of each key as an int32 index into ``nodes`` (-1 for a missing key with
+        ``nulls="none"``); ``out`` receives them when given (an int32 array of the keys'
+        length); ``threads`` as in ``get_many``."""
+        cdef _Router core = self._core
+        cdef Py_ssize_t n
+        if (out is None and core is not None and (type(keys) is list or type(keys) is tuple)
+                and type(nulls) is str and nulls == "raise" and _threads_ok(threads)):
+            n = len(keys)
+            if 0 < n <= _SMALL_BATCH:
+                res = _np_empty(n, _I32)
+                if self._small(core, keys, n, <int32_t *>_buf(res, True)):
+                    return res
+        return self._get_indices_slow(keys, out, nulls=nulls, threads=threads)
+
+    cdef bint _small(self, _Router core, object keys, Py_ssize_t n, int32_t *out) except -1:
+        """The node indices of the n (0 < n <= _SMALL_BATCH) keys of a list or tuple into out,
+        as the pipeline gives them; False (out unspecified) when a key needs Python, the hash
+        is a callable or the router is empty: the caller's slow path then takes the batch."""
+        cdef uint64_t h[_SMALL_BATCH]
+        cdef uint8_t scratch[_SMALL_SCRATCH]
+        cdef _Hasher hs = core.hasher
+        if core.live == 0 or hs.func is not None:
+            return False
+        if self.flags() & _F_KEY_CHECK:
+            self._check_keys(keys)
+        cdef PyObject **items = PySequence_Fast_ITEMS(keys)
+        if ch_hash_objects_s(items, 0, n, hs.hid, hs.seed, h, scratch, _SMALL_SCRATCH) < n:
+            return False
+        if hs.raw_ints:
+            ch_raw_int_objects(items, n, h)
+        core.route(h, n, out)
+        return True
