@@ -24,7 +24,7 @@ cdef class _HealthRing(_Ring):
     cdef object _eff
 
     cdef int apply(self, frozenset down) except -1:
-        cdef Py_ssize_t k = len(self.nodes)
+        cdef Py_ssize_t k = len(self.nodes), i
         mask = np.zeros(max(k, 1), dtype=np.uint8)
         mask[:k] = _node_mask(self.nodes, down)
         ids = np.flatnonzero(mask[:k]).astype(np.int32)
@@ -33,15 +33,27 @@ cdef class _HealthRing(_Ring):
         cdef const int32_t[::1] iv = ids if len(ids) else np.zeros(1, dtype=np.int32)
         cdef int nd = <int>len(ids)
         cdef int32_t[::1] ev = eff
+        # A few down: the layout's route layout copied, its down positions rewritten in the
+        # same pass as their owners (the search reads it); else built anew by set_routing.
+        q = None
+        cdef uint64_t *qp = NULL
+        cdef int b = ch_owner_bits(<size_t>k)
+        cdef uint64_t low = ((<uint64_t>1) << b) - 1
+        if self.n and nd <= CH_HEALTH_FEW and self._route is not None:
+            q = self._route.copy()
+            qp = <uint64_t *>_buf(q, True)
         if self.n:
             with nogil:
                 if nd <= CH_HEALTH_FEW:  # one copy, and only the down positions rewritten
-                    ch_health_owners_few(self.own, &iv[0], nd, self.n, &ev[0])
+                    ch_health_owners_few(self.own, &iv[0], nd, self.n, &ev[0], qp, low)
                 else:
                     ch_health_owners(self.own, &mv[0], self.n, &ev[0])
+        if qp != NULL:  # the padding words repeat position 0's routing owner
+            for i in range(CH_PAD):
+                qp[self.n + i] = ~low | (<uint64_t>(<uint32_t>ev[0]) & low)
         eff.flags.writeable = False
         self._eff = eff
-        self.set_routing(eff)
+        self.set_routing(eff, q)
         self.down = down
         if self.n:
             self.live = k - nd
@@ -73,8 +85,9 @@ def health_ring(_Ring core, down):
     """A snapshot of core's layout with the named nodes down (names not in core are ignored).
     The positions, owners and prefix index are core's own arrays (read-only, shared)."""
     cdef frozenset d = frozenset(n for n in down if n in core.nodes)
+    # core's route layout too, so that only the health pass's own is built (in apply)
     cdef _HealthRing hr = _HealthRing(core._padded, core.owners, core.nodes, core.hasher,
-                                      fresh=True, prefix=core._prefix)
+                                      fresh=True, prefix=core._prefix, route=core._route)
     hr.apply(d)
     return hr
 
