@@ -31,12 +31,17 @@ from trees import TREES, log
 # The selection, one pytest run (pyproject's [tool.cibuildwheel] test-command is the same, checked
 # by check_selection_covers): the tests of every golden-vector file under tests/data (the modules
 # that read them, tests with "vector" in their name: not the live-server tests beside them), the
-# hash functions, the conformance suite and the cross-platform bytes.
+# modern family's reference vectors and checksums, the hash functions, the conformance suite and
+# the cross-platform bytes.
 VECTOR_MODULES = ["test_vectors", "test_compat_vectors", "test_algorithms", "test_envoy",
-                  "test_haproxy", "test_nginx", "test_twemproxy"]
+                  "test_haproxy", "test_nginx", "test_twemproxy", "test_family_vectors",
+                  "test_family_reference"]
 FILES = [f"tests/{m}.py" for m in VECTOR_MODULES] + [
-    "tests/test_hash_functions.py", "tests/test_conformance.py", "tests/test_platform_bytes.py"]
-SELECTION = "vector or hash_functions or conformance or platform_bytes"
+    "tests/test_hash_functions.py", "tests/test_conformance.py", "tests/test_platform_bytes.py",
+    "tests/test_family_checksums.py"]
+# family: the modern family's modules whole (their references' vectors and hash4j's checksums,
+# whose test names do not say "vector")
+SELECTION = "vector or family or hash_functions or conformance or platform_bytes"
 # Under qemu (5-20x slower), a subset of the conformance suite: for every router, the container
 # tests (routing, hashing and replicas of each container kind against a plain list) on the kinds
 # NumPy and Python build (pyarrow, pandas and polars have no s390x wheels; on arm64 they run in
@@ -44,7 +49,7 @@ SELECTION = "vector or hash_functions or conformance or platform_bytes"
 # without the bad-input matrices (error messages: Python logic, platform-independent) and the
 # same-machine bytes round trip (the other machines' bytes are checked instead).
 EMULATED_SELECTION = (
-    "vector or hash_functions or (conformance and not pa_ and not pd_ and not pl_ and not "
+    "vector or family or hash_functions or (conformance and not pa_ and not pd_ and not pl_ and not "
     "unsupported and not bad_ and not nulls and not empty and not keys_not_a_container and not "
     "lone_surrogate and not missing_key and not wrong_type and not internal_hashes and not "
     "rejects and not no_replicas and not unhashable)")
