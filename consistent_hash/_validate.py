@@ -82,7 +82,8 @@ def node_weights(nodes: Iterable[str] | Mapping[str, float]) -> dict[str, float]
     if isinstance(nodes, (str, bytes)):
         raise TypeError("nodes must be an iterable of names or a mapping name -> weight, "
                         f"not a single {type(nodes).__name__}")
-    if type(nodes) in (list, tuple) and all(type(n) is str for n in nodes):
+    if isinstance(nodes, (list, tuple)) and type(nodes) in (list, tuple) and all(
+            type(n) is str for n in nodes):
         # The usual case, a list of names, checked in bulk: distinct, and UTF-8 encodable (a
         # lone surrogate anywhere fails the one encode); any failure takes the loop below,
         # which raises the error naming the node.

@@ -49,9 +49,9 @@ SELECTION = "vector or family or hash_functions or conformance or platform_bytes
 # without the bad-input matrices (error messages: Python logic, platform-independent) and the
 # same-machine bytes round trip (the other machines' bytes are checked instead).
 EMULATED_SELECTION = (
-    "vector or family or hash_functions or (conformance and not pa_ and not pd_ and not pl_ and not "
-    "unsupported and not bad_ and not nulls and not empty and not keys_not_a_container and not "
-    "lone_surrogate and not missing_key and not wrong_type and not internal_hashes and not "
+    "vector or family or hash_functions or (conformance and not pa_ and not pd_ and not pl_ "
+    "and not unsupported and not bad_ and not nulls and not empty and not keys_not_a_container "
+    "and not lone_surrogate and not missing_key and not wrong_type and not internal_hashes and not "
     "rejects and not no_replicas and not unhashable)")
 PYTEST = "/usr/bin/nice -n 19 python -m pytest -q -ra -p no:cacheprovider"  # PATH: the venv only
 TEST_REQUIREMENTS = ["pytest", "hypothesis", "xxhash", "mmh3"]
