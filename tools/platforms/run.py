@@ -61,6 +61,11 @@ def main(argv: list[str]) -> int:
         return result
 
     check.check_selection_covers(wheels.REPO)
+    # a run that was killed (SIGKILL, a lost session) can leave its mounts in the trees: every
+    # mount below is made afresh by the step that needs it
+    for tree in TREES.values():
+        if tree.path.exists():
+            trees.unmount_all(tree.path)
     trees.binfmt()
     # the foreign trees' second stages (qemu, CPU) beside the others (mostly downloads)
     logs = out / "logs"
