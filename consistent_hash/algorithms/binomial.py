@@ -32,7 +32,7 @@ class BinomialHash(NumberedBuckets):
     Examples
     --------
     >>> bh = BinomialHash(100)
-    >>> [int(i) for i in bh.get_indices([0, 1, 2, 3, 4])]
+    >>> bh.get_indices([0, 1, 2, 3, 4]).tolist()
     [0, 1, 2, 3, 5]
     """
 

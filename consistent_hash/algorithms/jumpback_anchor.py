@@ -43,8 +43,8 @@ class JumpBackAnchorBuckets(BucketSet):
     used.
 
     >>> jb = JumpBackAnchorBuckets()
-    >>> [jb.add() for _ in range(4)]
-    [0, 1, 2, 3]
+    >>> tuple(jb.add() for _ in range(4))
+    (0, 1, 2, 3)
     >>> jb.remove(1), jb.remove(1)
     (True, False)
     >>> jb.state.hex()
