@@ -116,11 +116,14 @@ def run_target(target: Target, dist: Path, work: Path, artifacts: Path) -> dict[
                               str(artifacts): "/mnt/art"}):
         t0 = time.monotonic()
         if target.wheel is None:
-            # the sdist built by the tree's gcc, in a venv of its own (NumPy: Debian's)
+            # the sdist built by the tree's gcc, in a venv of its own (NumPy: Debian's); at the
+            # -O3 users get, without debug info (CFLAGS comes after sysconfig's -g): under qemu
+            # the DWARF of a 40k-line module is minutes of the stage's longest step
             trees.run_in(tree, f"""
                 rm -rf /tmp/chbuild-sdist /tmp/chwheel && python3 -m venv /tmp/chbuild-sdist
-                nice -n 19 /tmp/chbuild-sdist/bin/pip wheel -q --no-deps -w /tmp/chwheel \
-                    /mnt/dist/{sdist.name} 2>&1 | grep -v '^WARNING: Location' || true
+                CFLAGS=-g0 nice -n 19 /tmp/chbuild-sdist/bin/pip wheel -q --no-deps \
+                    -w /tmp/chwheel /mnt/dist/{sdist.name} 2>&1 \
+                    | grep -v '^WARNING: Location' || true
                 ls /tmp/chwheel/*.whl""", timeout=2700)  # Cython is pure Python on s390x
             wheel = "/tmp/chwheel/*.whl"
             times["build sdist"] = time.monotonic() - t0
