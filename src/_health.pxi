@@ -37,15 +37,17 @@ cdef class _HealthRing(_Ring):
         # same pass as their owners (the search reads it); else built anew by set_routing.
         q = None
         cdef uint64_t *qp = NULL
+        cdef const uint64_t *qs = NULL
         cdef int b = ch_owner_bits(<size_t>k)
         cdef uint64_t low = ((<uint64_t>1) << b) - 1
         if self.n and nd <= CH_HEALTH_FEW and self._route is not None:
-            q = self._route.copy()
+            q = _np_empty(<Py_ssize_t>self.n + CH_PAD, _U64)
             qp = <uint64_t *>_buf(q, True)
+            qs = <const uint64_t *>_buf(self._route, False)
         if self.n:
             with nogil:
                 if nd <= CH_HEALTH_FEW:  # one copy, and only the down positions rewritten
-                    ch_health_owners_few(self.own, &iv[0], nd, self.n, &ev[0], qp, low)
+                    ch_health_owners_few(self.own, &iv[0], nd, self.n, &ev[0], qs, qp, low)
                 else:
                     ch_health_owners(self.own, &mv[0], self.n, &ev[0])
         if qp != NULL:  # the padding words repeat position 0's routing owner
