@@ -38,7 +38,7 @@ cdef class _Memento(_Router):
     cdef void route(self, const uint64_t *h, Py_ssize_t m, int32_t *out) noexcept nogil:
         ch_jump_batch(h, <size_t>m, self.n, out)
         if self.any_removed:
-            ch_memento_fix(h, <size_t>m, self.R, self.sn, out)
+            ch_memento_fix(h, <size_t>m, <size_t>self.n, self.R, self.sn, out)
 
     cdef int32_t route1(self, uint64_t h) noexcept nogil:
         cdef int32_t b = ch_jump(h, self.n)

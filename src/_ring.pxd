@@ -179,8 +179,8 @@ cdef extern from "ch_multiprobe.h" nogil:
 
 cdef extern from "ch_memento.h" nogil:
     int32_t ch_memento_resolve(uint64_t h, int32_t b, const int32_t *R)
-    void ch_memento_fix(const uint64_t *h, size_t m, const int32_t *R, const int32_t *slot_node,
-                        int32_t *out)
+    void ch_memento_fix(const uint64_t *h, size_t m, size_t n, const int32_t *R,
+                        const int32_t *slot_node, int32_t *out)
 
 
 # HAProxy hash-type consistent (ch_hash_haproxy.h, included by ch_keys.h): the server points,

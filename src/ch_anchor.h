@@ -50,20 +50,116 @@
             }                                                                                 \
         }                                                                                     \
         return b;                                                                             \
-    }                                                                                         \
-    static void ch_anchor_batch_##SUFFIX(const uint32_t *A, const uint32_t *K, uint32_t a,    \
-                                         const uint64_t *k1, const uint64_t *k2, size_t m,    \
-                                         const int32_t *slot_node, int32_t *out) {            \
-        size_t i;                                                                             \
-        for (i = 0; i < m; i++) {                                                             \
-            uint32_t b = ch_anchor_bucket_##SUFFIX(A, K, a, k1[i], k2 ? k2[i] : 0);           \
-            out[i] = slot_node ? slot_node[b] : (int32_t)b;                                   \
-        }                                                                                     \
     }
 
 CH_ANCHOR_KERNEL(sw, ch_crc32c_u64_sw)
 #if CH_CRC32C_HAVE_HW
 CH_ANCHOR_KERNEL(hw, ch_crc32c_u64_hw)
+#endif
+
+CH_FAM_INLINE uint32_t ch__anchor_crc(int hw, uint64_t k, uint64_t s) {
+#if CH_CRC32C_HAVE_HW
+    if (hw) return ch_crc32c_u64_hw(k, s);
+#endif
+    (void)hw;
+    return ch_crc32c_u64_sw(k, s);
+}
+
+/* The batch, the same answers as ch_anchor_bucket key by key.  A first pass over a block of
+ * CH_FAM_BLOCK keys takes every key's first bucket without a branch (the answer wherever it
+ * works) and queues the others; those go through lockstep lanes (CH_FAM_LANES; ch_family.h)
+ * that take the scalar loop one array read at a time.  A lane holds the bucket b a key stands
+ * on with ab = A[b], and x, the bucket it reads next (rows A[x] and K[x] prefetched a pass
+ * earlier).  A pass reads them and settles: A[x] = 0 or A[x] < ab, the key moves to x
+ * (done if x works, else it draws again under A[x]); else x == b, the reference's K[b]
+ * (which worked when b was removed, so the next read settles on it; K[b] = b draws again);
+ * else x = K[x] (the translation's walk).  The lanes that draw get their next x in a second
+ * pass over a list of them; finished lanes are dropped without a branch and queued keys fill
+ * the free ones.  hw is constant at each call. */
+CH_FAM_INLINE void ch__anchor_lanes(const uint32_t *A, const uint32_t *K, uint32_t a,
+                                    const uint64_t *k1, const uint64_t *k2, size_t m,
+                                    int32_t *out, int hw) {
+    uint64_t x1[CH_FAM_LANES], x2[CH_FAM_LANES];
+    uint32_t bs[CH_FAM_LANES], b[CH_FAM_LANES], x[CH_FAM_LANES], ab[CH_FAM_LANES];
+    uint8_t dl[CH_FAM_LANES];
+    size_t id[CH_FAM_LANES], q[CH_FAM_BLOCK];
+    uint32_t qs[CH_FAM_BLOCK];
+    const uint64_t M = ch_fam_fastmod_m(a);
+    size_t base = 0, nq = 0, iq = 0, na = 0, t, nw, nd, k;
+    for (;;) {
+        if (iq == nq && base < m) {
+            size_t e = m - base < CH_FAM_BLOCK ? m - base : CH_FAM_BLOCK, j;
+            for (j = 0, nq = 0; j < e; j++) {
+                uint32_t s = ch__anchor_crc(hw, k1[base + j], k2 ? k2[base + j] : 0);
+                uint32_t d = ch_fam_fastmod(s, M, a);
+                out[base + j] = (int32_t)d;
+                q[nq] = base + j;
+                qs[nq] = s;
+                nq += A[d] != 0;
+            }
+            iq = 0;
+            base += e;
+        }
+        for (; na < CH_FAM_LANES && iq < nq; na++, iq++) {
+            size_t i = q[iq];
+            uint64_t u = k1[i], v = k2 ? k2[i] : 0;
+            uint32_t s0 = qs[iq], d0 = (uint32_t)out[i], A0 = A[d0];
+            uint32_t s = ch__anchor_crc(hw, u - s0, v + s0), d = s % A0;
+            CH_FAM_PREFETCH(&A[d]);
+            CH_FAM_PREFETCH(&K[d]);
+            x1[na] = u;
+            x2[na] = v;
+            bs[na] = s;
+            x[na] = d;
+            b[na] = d0;
+            ab[na] = A0;
+            id[na] = i;
+        }
+        if (na == 0) {
+            if (base < m) continue;
+            return;
+        }
+        for (t = 0, nw = 0, nd = 0; t < na; t++) {
+            uint32_t d = x[t], Ad = A[d], Kd = K[d], Ab = ab[t], bb = b[t];
+            uint32_t settle = (Ad == 0) | (Ad < Ab);
+            uint32_t nb = ch_fam_sel32(settle, d, bb), nab = ch_fam_sel32(settle, Ad, Ab);
+            uint32_t redraw = (settle & (Ad != 0)) | (!settle & (d == bb) & (Kd == d));
+            CH_FAM_PREFETCH(&A[Kd]);
+            CH_FAM_PREFETCH(&K[Kd]);
+            out[id[t]] = (int32_t)nb;
+            x1[nw] = x1[t];
+            x2[nw] = x2[t];
+            bs[nw] = bs[t];
+            b[nw] = nb;
+            ab[nw] = nab;
+            x[nw] = Kd;
+            id[nw] = id[t];
+            dl[nd] = (uint8_t)nw;
+            nd += redraw;
+            nw += nab != 0;
+        }
+        for (k = 0; k < nd; k++) {
+            uint32_t l = dl[k], s = ch__anchor_crc(hw, x1[l] - bs[l], x2[l] + bs[l]);
+            uint32_t d = s % ab[l];
+            CH_FAM_PREFETCH(&A[d]);
+            CH_FAM_PREFETCH(&K[d]);
+            bs[l] = s;
+            x[l] = d;
+        }
+        na = nw;
+    }
+}
+
+static void ch_anchor_batch_sw(const uint32_t *A, const uint32_t *K, uint32_t a,
+                               const uint64_t *k1, const uint64_t *k2, size_t m, int32_t *out) {
+    ch__anchor_lanes(A, K, a, k1, k2, m, out, 0);
+}
+
+#if CH_CRC32C_HAVE_HW
+static void ch_anchor_batch_hw(const uint32_t *A, const uint32_t *K, uint32_t a,
+                               const uint64_t *k1, const uint64_t *k2, size_t m, int32_t *out) {
+    ch__anchor_lanes(A, K, a, k1, k2, m, out, 1);
+}
 #endif
 
 /* The bucket of (key1, key2); at least one bucket working. */
@@ -80,13 +176,15 @@ static inline uint32_t ch_anchor_bucket(const uint32_t *A, const uint32_t *K, ui
 static inline void ch_anchor_batch(const uint32_t *A, const uint32_t *K, uint32_t a,
                                    const uint64_t *k1, const uint64_t *k2, size_t m,
                                    const int32_t *slot_node, int32_t *out) {
+    size_t i;
 #if CH_CRC32C_HAVE_HW
-    if (ch_crc32c_hw) {
-        ch_anchor_batch_hw(A, K, a, k1, k2, m, slot_node, out);
-        return;
-    }
+    if (ch_crc32c_hw)
+        ch_anchor_batch_hw(A, K, a, k1, k2, m, out);
+    else
 #endif
-    ch_anchor_batch_sw(A, K, a, k1, k2, m, slot_node, out);
+        ch_anchor_batch_sw(A, K, a, k1, k2, m, out);
+    if (slot_node)
+        for (i = 0; i < m; i++) out[i] = slot_node[out[i]];
 }
 
 /* The mutable state: A, K, W, L (a uint32_t each), the stack R (a entries) of depth *r and

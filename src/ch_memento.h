@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "ch_mix.h"
+#include "ch_family.h"
 
 static inline int32_t ch_memento_resolve(uint64_t h, int32_t b, const int32_t *R) {
     int32_t r = R[b];
@@ -34,14 +35,54 @@ static inline int32_t ch_memento_resolve(uint64_t h, int32_t b, const int32_t *R
     return b;
 }
 
-/* out[j] holds jump(h[j], n) on entry; on exit the node index of the working bucket. */
-static inline void ch_memento_fix(const uint64_t *h, size_t m, const int32_t *R,
+/* out[j] holds jump(h[j], n) on entry; on exit the node index of the working bucket.  Key by
+ * key while R (n entries) is small (CH_FAM_LANES_MIN_BYTES); else in lockstep lanes (CH_FAM_LANES): a lane holds a key's bucket b (its row R[b] prefetched a pass
+ * earlier) and the bound r it was drawn under (INT32_MAX before the first read), and a pass
+ * takes every lane one read further, the scalar loop's steps one at a time: R[b] < 0, b works
+ * (done); R[b] >= r, follow it (b = R[b]); else draw b in [0, R[b]) under r = R[b].  Finished
+ * lanes are dropped without a branch and refilled with the next keys. */
+static inline void ch_memento_fix(const uint64_t *h, size_t m, size_t n, const int32_t *R,
                                   const int32_t *slot_node, int32_t *out) {
-    for (size_t j = 0; j < m; j++) {
-        int32_t b = out[j];
-        if (R[b] >= 0) b = ch_memento_resolve(h[j], b, R);
-        out[j] = slot_node[b];
+    uint64_t lh[CH_FAM_LANES];
+    int32_t lb[CH_FAM_LANES], lr[CH_FAM_LANES];
+    size_t id[CH_FAM_LANES];
+    size_t next = 0, na = 0, t, nw;
+    if (n * 4 < CH_FAM_LANES_MIN_BYTES) {
+        for (t = 0; t < m; t++) {
+            int32_t b = out[t];
+            if (R[b] >= 0) b = ch_memento_resolve(h[t], b, R);
+            out[t] = slot_node[b];
+        }
+        return;
     }
+    for (;;) {
+        for (; na < CH_FAM_LANES && next < m; next++) {
+            int32_t b = out[next];
+            CH_FAM_PREFETCH(&R[b]);
+            lh[na] = h[next];
+            lb[na] = b;
+            lr[na] = INT32_MAX;
+            id[na] = next;
+            na++;
+        }
+        if (na == 0) break;
+        for (t = 0, nw = 0; t < na; t++) {
+            int32_t b = lb[t], r = lr[t], x = R[b];
+            uint64_t u = ch_mix64(lh[t] + (uint64_t)(b + 1) * CH_GOLDEN);
+            int32_t d = (int32_t)ch_mulhi(u, (uint64_t)(uint32_t)x);
+            int32_t nb = x >= r ? x : d;
+            nb = x < 0 ? b : nb;
+            CH_FAM_PREFETCH(&R[nb]);
+            out[id[t]] = nb;
+            lh[nw] = lh[t];
+            lb[nw] = nb;
+            lr[nw] = x >= r ? r : x;
+            id[nw] = id[t];
+            nw += x >= 0;
+        }
+        na = nw;
+    }
+    for (t = 0; t < m; t++) out[t] = slot_node[out[t]];
 }
 
 #endif
