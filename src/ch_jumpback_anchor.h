@@ -59,18 +59,20 @@ CH_FAM_INLINE int32_t ch_jba_bucket(uint64_t h, uint32_t a, const int32_t *ka) {
 }
 
 /* out[i] = slot_node[bucket of h[i]] (slot_node NULL: the bucket itself).  Key by key while ka
- * is small (CH_FAM_LANES_MIN_BYTES); else, after each key's walk, the rest runs in lockstep lanes (CH_FAM_LANES; ch_family.h): a lane holds the key's
- * generator state, its bucket b (the row ka[2 b] prefetched a pass earlier) and the bound v it
- * was drawn under (INT32_MAX after the walk), and a pass takes every lane one read further,
+ * is small (CH_FAM_LANES_MIN_BYTES); else, after each key's walk, the rest runs in lockstep
+ * lanes (CH_FAM_LANES; ch_family.h): a lane holds the key's generator state, its bucket b (the
+ * row ka[2 b] prefetched a pass earlier) and the bound v it was drawn under (INT32_MAX after
+ * the walk), and a pass takes every lane one read further,
  * the scalar loops' steps one at a time: n_b >= v, follow (b += d_b: ch_jba_view); n_b = 0,
- * done; else draw b = uniform(s, n_b) under v = n_b.  The draw is computed for every lane and
- * kept where it is due; finished lanes are dropped without a branch and refilled. */
+ * done; else draw b = uniform(s, n_b) under v = n_b, in a second pass over a list of the lanes
+ * that draw.  Finished lanes are dropped without a branch and refilled. */
 static inline void ch_jba_batch(const uint64_t *h, size_t m, uint32_t a, const int32_t *ka,
                                 const int32_t *slot_node, int32_t *out) {
     uint64_t ls[CH_FAM_LANES];
     int32_t lb[CH_FAM_LANES], lv[CH_FAM_LANES];
     size_t id[CH_FAM_LANES];
-    size_t next = 0, na = 0, t, nw;
+    uint8_t dl[CH_FAM_LANES];
+    size_t next = 0, na = 0, t, nw, nd, k;
     if ((size_t)a * 8 < CH_FAM_LANES_MIN_BYTES) {
         for (t = 0; t < m; t++) {
             int32_t b = ch_jba_bucket(h[t], a, ka);
@@ -90,24 +92,26 @@ static inline void ch_jba_batch(const uint64_t *h, size_t m, uint32_t a, const i
             na++;
         }
         if (na == 0) break;
-        for (t = 0, nw = 0; t < na; t++) {
+        for (t = 0, nw = 0, nd = 0; t < na; t++) {
             int32_t b = lb[t], v = lv[t], nb = ka[2 * b], db = ka[2 * b + 1];
-            uint64_t s = ls[t], s1 = s + CH_GOLDEN;
-            uint64_t x = (uint64_t)(uint32_t)ch_mix64(s1) * (uint32_t)nb;
-            int view = nb >= v, draw = !view && nb != 0;
-            if ((uint32_t)x < (uint32_t)nb && draw) {
-                uint64_t s2 = s;
-                x = (uint64_t)ch_jba_uniform(&s2, (uint32_t)nb) << 32;
-                s1 = s2;
-            }
-            int32_t b2 = view ? b + db : (draw ? (int32_t)(x >> 32) : b);
+            int view = nb >= v;
+            int32_t b2 = view ? b + db : b;
             CH_FAM_PREFETCH(&ka[2 * b2]);
             out[id[t]] = b2;
-            ls[nw] = draw ? s1 : s;
+            ls[nw] = ls[t];
             lb[nw] = b2;
-            lv[nw] = draw ? nb : v;
+            lv[nw] = view ? v : nb;
             id[nw] = id[t];
+            dl[nd] = (uint8_t)nw;
+            nd += !view & (nb != 0);
             nw += nb != 0;
+        }
+        for (k = 0; k < nd; k++) {
+            size_t l = dl[k];
+            int32_t b2 = (int32_t)ch_jba_uniform(&ls[l], (uint32_t)lv[l]);
+            CH_FAM_PREFETCH(&ka[2 * b2]);
+            out[id[l]] = b2;
+            lb[l] = b2;
         }
         na = nw;
     }

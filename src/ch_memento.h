@@ -36,17 +36,20 @@ static inline int32_t ch_memento_resolve(uint64_t h, int32_t b, const int32_t *R
 }
 
 /* out[j] holds jump(h[j], n) on entry; on exit the node index of the working bucket.  Key by
- * key while R (n entries) is small (CH_FAM_LANES_MIN_BYTES); else in lockstep lanes (CH_FAM_LANES): a lane holds a key's bucket b (its row R[b] prefetched a pass
- * earlier) and the bound r it was drawn under (INT32_MAX before the first read), and a pass
- * takes every lane one read further, the scalar loop's steps one at a time: R[b] < 0, b works
- * (done); R[b] >= r, follow it (b = R[b]); else draw b in [0, R[b]) under r = R[b].  Finished
- * lanes are dropped without a branch and refilled with the next keys. */
+ * key while R (n entries) is small (CH_FAM_LANES_MIN_BYTES); else in lockstep lanes
+ * (CH_FAM_LANES): a lane holds a key's bucket b (its row R[b] prefetched a pass earlier) and
+ * the bound r it was drawn under (INT32_MAX before the first read), and a pass takes every
+ * lane one read further, the scalar loop's steps one at a time: R[b] < 0, b works
+ * (done); R[b] >= r, follow it (b = R[b]); else draw b in [0, R[b]) under r = R[b], in a
+ * second pass over a list of the lanes that draw.  Finished lanes are dropped without a branch
+ * and refilled with the next keys. */
 static inline void ch_memento_fix(const uint64_t *h, size_t m, size_t n, const int32_t *R,
                                   const int32_t *slot_node, int32_t *out) {
     uint64_t lh[CH_FAM_LANES];
     int32_t lb[CH_FAM_LANES], lr[CH_FAM_LANES];
     size_t id[CH_FAM_LANES];
-    size_t next = 0, na = 0, t, nw;
+    uint8_t dl[CH_FAM_LANES];
+    size_t next = 0, na = 0, t, nw, nd, k;
     if (n * 4 < CH_FAM_LANES_MIN_BYTES) {
         for (t = 0; t < m; t++) {
             int32_t b = out[t];
@@ -66,19 +69,27 @@ static inline void ch_memento_fix(const uint64_t *h, size_t m, size_t n, const i
             na++;
         }
         if (na == 0) break;
-        for (t = 0, nw = 0; t < na; t++) {
+        for (t = 0, nw = 0, nd = 0; t < na; t++) {
             int32_t b = lb[t], r = lr[t], x = R[b];
-            uint64_t u = ch_mix64(lh[t] + (uint64_t)(b + 1) * CH_GOLDEN);
-            int32_t d = (int32_t)ch_mulhi(u, (uint64_t)(uint32_t)x);
-            int32_t nb = x >= r ? x : d;
-            nb = x < 0 ? b : nb;
+            int chain = x >= r;
+            int32_t nb = chain ? x : b;
             CH_FAM_PREFETCH(&R[nb]);
             out[id[t]] = nb;
             lh[nw] = lh[t];
             lb[nw] = nb;
-            lr[nw] = x >= r ? r : x;
+            lr[nw] = chain ? r : x;
             id[nw] = id[t];
+            dl[nd] = (uint8_t)nw;
+            nd += !chain & (x >= 0);
             nw += x >= 0;
+        }
+        for (k = 0; k < nd; k++) {
+            size_t l = dl[k];
+            uint64_t u = ch_mix64(lh[l] + (uint64_t)(lb[l] + 1) * CH_GOLDEN);
+            int32_t d = (int32_t)ch_mulhi(u, (uint64_t)lr[l]);
+            CH_FAM_PREFETCH(&R[d]);
+            out[id[l]] = d;
+            lb[l] = d;
         }
         na = nw;
     }
