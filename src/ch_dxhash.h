@@ -65,7 +65,9 @@ static inline uint32_t ch_dx_scan(const uint64_t *bits, uint32_t size, uint32_t 
  * which was most of a probe's cost.  A lockstep batch (all keys of a block one probe at a time)
  * measured slower here than this loop: a probe's only dependency is the CRC chain, so the
  * branch predictor's "not found yet" (right 9 times in 10 at 90% removed) already overlaps
- * the probes of one key. */
+ * the probes of one key.  slot_node is applied in a pass of its own: branch-free, its reads
+ * (4 bytes a slot: out of cache at 10^6 slots) overlap, where inside the probe loop each
+ * waited behind the key's mispredicted exit (measured 2.2x at 10^5 of 10^6 slots working). */
 #define CH_DX_KERNEL(SUFFIX, CRC, POW2)                                                       \
     CH_FAM_INLINE uint32_t ch_dx_probe_##SUFFIX(const uint64_t *bits, uint32_t size,          \
                                                 uint32_t key, uint32_t want,                 \
@@ -90,10 +92,10 @@ static inline uint32_t ch_dx_scan(const uint64_t *bits, uint32_t size, uint32_t 
     static void ch_dx_batch_##SUFFIX(const uint64_t *bits, uint32_t size, const uint64_t *k,  \
                                      size_t m, const int32_t *slot_node, int32_t *out) {      \
         size_t i;                                                                             \
-        for (i = 0; i < m; i++) {                                                             \
-            uint32_t b = ch_dx_probe_##SUFFIX(bits, size, (uint32_t)k[i], 1u, NULL);          \
-            out[i] = slot_node ? slot_node[b] : (int32_t)b;                                   \
-        }                                                                                     \
+        for (i = 0; i < m; i++)                                                               \
+            out[i] = (int32_t)ch_dx_probe_##SUFFIX(bits, size, (uint32_t)k[i], 1u, NULL);     \
+        if (slot_node)                                                                        \
+            for (i = 0; i < m; i++) out[i] = slot_node[out[i]];                               \
     }
 
 CH_DX_KERNEL(sw, ch_crc32c_u64_sw, 0)
