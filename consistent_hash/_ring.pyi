@@ -129,6 +129,9 @@ def _set_parallel_min(n: int) -> int:
     the old value."""
 def _get_parallel_min() -> int:
     """The smallest batch that may be split over threads."""
+
+def _set_placement(on: bool) -> bool:
+    """Whether the pool keeps woken workers off the calling thread's CPU; the old setting."""
 def _parallel_runs() -> int:
     """How many batches have been split over threads in this process (a test hook)."""
 
@@ -230,6 +233,9 @@ def ring_remove(
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32], npt.NDArray[np.uint32] | None]:
     """core's layout without owner r, owners above r renumbered - 1: (padded positions,
     owners, prefix index or None) for ``_Ring(..., fresh=True, prefix=...)``."""
+
+def _set_defer_max(n: int) -> int:
+    """The most positions a pending snapshot of ring_add holds; the old value."""
 
 def ring_add(core: _Ring, name: str, count: int) -> tuple[_Ring, int]:
     """(core with node name added with count vnode labels, its index): one pass."""
