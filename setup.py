@@ -16,7 +16,8 @@ directives = {
     "embedsignature": True,
     "freethreading_compatible": True,
 }
-extra = ["-O0", "-g"] if DEBUG else (["/O2"] if os.name == "nt" else ["-O3"])
+# MSVC: the conforming preprocessor, which src/ch_hashes.h's table needs (__VA_ARGS__ passed on)
+extra = ["-O0", "-g"] if DEBUG else (["/O2", "/Zc:preprocessor"] if os.name == "nt" else ["-O3"])
 if os.environ.get("CONSISTENT_HASH_SANITIZE"):
     extra += ["-fsanitize=" + os.environ["CONSISTENT_HASH_SANITIZE"], "-fno-omit-frame-pointer",
               "-fno-sanitize-recover=all"]  # any report aborts the run

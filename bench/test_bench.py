@@ -52,3 +52,12 @@ def test_bench_spark_tiny(capsys):
     text = capsys.readouterr().out
     assert "| setup | keys/s | ns/key |" in text
     assert "Spark local[2], make + `route(output=\"index\")`" in text and "get_many" in text
+
+
+def test_bench_family_tiny(capsys):
+    import bench_family
+
+    assert bench_family.main(["--quick", "--keys", "3000", "--runs", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "| JumpBackAnchorHash |" in text and "Checks (issue 22):" in text
+    assert "| jumpback_bucket >= 8x JumpHash.lookup at n = 1,000 |" in text

@@ -8,14 +8,22 @@ systems in ``consistent_hash.compat``) has the same surface, written once in
 """
 
 from consistent_hash._ring import EmptyRingError
+from consistent_hash._ringbase import RingRouter
 from consistent_hash._threads import get_threads, set_thread_placement, set_threads
 from consistent_hash.algorithms import (
+    AnchorHash,
+    BinomialHash,
     BoundedLoad,
     CapacityError,
+    DxHash,
+    FlipHash,
+    JumpBackAnchorHash,
+    JumpBackHash,
     JumpHash,
     Maglev,
     MementoHash,
     MultiProbe,
+    PowerHash,
     Rendezvous,
 )
 from consistent_hash.compat.cassandra import TokenRing, murmur3_token, murmur3_tokens
@@ -36,6 +44,7 @@ __all__ = [
     "MementoHash",
     "MultiProbe",
     "Rendezvous",
+    "RingRouter",
     "SlotMap",
     "TokenRing",
     "__version__",
@@ -48,3 +57,5 @@ __all__ = [
     "set_threads",
     "vnode_count",
 ]
+__all__ += ["AnchorHash", "BinomialHash", "DxHash", "FlipHash", "JumpBackAnchorHash",
+            "JumpBackHash", "PowerHash"]

@@ -31,6 +31,12 @@ _ARROW_OFFSET_TYPES = {"string": False, "binary": False, "large_string": True,
 _MASK64 = (1 << 64) - 1
 
 
+# What a batch call takes, for the messages of what it does not.
+_TAKES = ("keys must be a list, tuple, 1-D NumPy array, pyarrow Array, ChunkedArray or "
+          "one-column Table, pandas Series, Index or one-column DataFrame, or polars Series "
+          "or one-column DataFrame")
+
+
 def _module(obj: Any) -> str:
     return type(obj).__module__.split(".")[0]
 
@@ -59,6 +65,8 @@ def _split(keys: Any, nulls: bool = False, hint: bool = False) -> tuple[str, Any
     them (the keys stage marks them), an Arrow array or a pandas nullable integer is filled and
     masked, and a categorical keeps its -1 codes."""
     if isinstance(keys, (list, tuple, np.ndarray, _ring._KeySource)):
+        if type(keys) is np.ndarray and not keys.ndim:
+            raise TypeError(f"{_TAKES}, got a 0-d NumPy array (one key: use get(keys.item()))")
         return "plain", keys
     mod = _module(keys)
     if mod == "pyarrow":
@@ -66,19 +74,33 @@ def _split(keys: Any, nulls: bool = False, hint: bool = False) -> tuple[str, Any
     if mod == "pandas":
         return _split_pandas(keys, nulls, hint)
     if mod == "polars":
-        if hasattr(keys, "columns") and hasattr(keys, "get_column"):  # a polars DataFrame
-            keys = _single_column(keys, list(keys.columns), keys.to_series)
-        return _split_arrow(keys.to_arrow(), nulls, hint)  # zero-copy for strings and integers
+        return _split_polars(keys, nulls, hint)
     return _split_other(keys)
 
 
 def _split_other(keys: Any) -> tuple[str, Any]:
     """Any other sized iterable is read as the list of its items."""
     if isinstance(keys, (str, bytes, bytearray, memoryview)) or not hasattr(keys, "__len__"):
-        raise TypeError(
-            f"keys must be a list, tuple, NumPy array, pyarrow array or pandas Series, "
-            f"got {type(keys).__name__!r} (use get() for a single key)")
+        raise TypeError(f"{_TAKES}, got {type(keys).__name__!r} (use get() for a single key)")
     return "plain", list(keys)
+
+
+def _split_polars(keys: Any, nulls: bool, hint: bool) -> tuple[str, Any]:
+    import polars as pl  # type: ignore[import-not-found, unused-ignore]
+
+    if isinstance(keys, pl.DataFrame):
+        keys = _single_column(keys, list(keys.columns), keys.to_series)
+    if isinstance(keys, pl.LazyFrame):
+        raise TypeError(f"{_TAKES}, got a polars LazyFrame (a query, not its rows): collect() "
+                        "it first, then pass its key column")
+    if not isinstance(keys, pl.Series):
+        raise TypeError(f"{_TAKES}, got a polars {type(keys).__name__} (an expression or other "
+                        "object, not data): evaluate it to a polars Series first")
+    if keys.dtype == pl.Object:
+        raise TypeError("unsupported key dtype Object: a polars Series of dtype Object holds "
+                        "Python objects; keys are String, Binary or integer columns (cast it, "
+                        "or pass keys.to_list())")
+    return _split_arrow(keys.to_arrow(), nulls, hint)  # zero-copy for strings and integers
 
 
 def _split_arrow(keys: Any, nulls: bool, hint: bool) -> tuple[str, Any]:
@@ -93,7 +115,7 @@ def _split_arrow(keys: Any, nulls: bool, hint: bool) -> tuple[str, Any]:
     if isinstance(keys, pa.ChunkedArray):
         return "chunks", list(keys.chunks)
     if not isinstance(keys, pa.Array):
-        raise TypeError(f"unsupported pyarrow container {type(keys).__name__!r}")
+        raise TypeError(f"{_TAKES}, got a pyarrow {type(keys).__name__!r}")
     if keys.null_count and not nulls:
         _arrow_null_check(keys, hint)
     if pa.types.is_dictionary(keys.type):
@@ -135,7 +157,13 @@ def _split_pandas(keys: Any, nulls: bool, hint: bool) -> tuple[str, Any]:
         return _split_pandas(pd.Series(keys, copy=False), nulls, hint)
     if not isinstance(keys, (pd.Series, pd.Index)):
         return _split_other(keys)
+    if isinstance(keys, pd.MultiIndex):
+        raise TypeError(f"{_TAKES}, got a pandas MultiIndex of {keys.nlevels} levels (tuples): "
+                        "pass one level, e.g. index.get_level_values(0)")
     dtype = keys.dtype
+    if isinstance(dtype, pd.SparseDtype):
+        raise TypeError(f"unsupported key dtype {dtype}: pass the dense keys, "
+                        "keys.sparse.to_dense()")
     if isinstance(dtype, pd.CategoricalDtype):
         codes = np.asarray(keys.cat.codes if isinstance(keys, pd.Series) else keys.codes)
         if not nulls and codes.size and codes.min() < 0:

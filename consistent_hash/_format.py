@@ -1,11 +1,16 @@
 """The versioned binary format of to_bytes / from_bytes.
 
     magic    4 bytes   b"\\x89CHR"
-    version  u16 LE    1
+    version  u16 LE    1, or 2 when nodes are marked down
     kind     u16 LE    1 = HashRing
     length   u32 LE    payload length
     payload  length bytes (kind-specific, canonical: equal routers give equal payloads)
+    down     version 2 only: u32 count, then each down node's name (u32 length + UTF-8), in
+             name order: the router's down marks (mark_down), part of its routing state
     check    8 bytes   first 8 bytes of sha256(everything before it)
+
+A router with nothing marked down writes version 1, byte for byte what this library always
+wrote; version 1 data still loads.
 
 Every size is checked against the bytes actually present before anything is allocated, so
 damaged or hostile input raises ValueError, never crashes or allocates without bound.
@@ -18,8 +23,35 @@ import struct
 from typing import Any
 
 MAGIC = b"\x89CHR"
-VERSION = 1
-KIND_HASHRING = 1
+VERSION = 2  # the newest version written; VERSIONS are read
+VERSIONS = (1, 2)
+# The envelope's kind of every router class: one table, each number once (tests check it).
+KINDS: dict[str, int] = {
+    "HashRing": 1,
+    "JumpHash": 16,
+    "Rendezvous": 17,
+    "Maglev": 18,
+    "MultiProbe": 19,
+    "MementoHash": 20,
+    "KetamaRing": 21,
+    "SlotMap": 22,
+    "TokenRing": 23,
+    "RingRouter": 30,  # rings defined outside the library (the payload names their class)
+    "TwemproxyPool": 40,
+    "NginxUpstream": 60,
+    "HAProxyBackend": 65,
+    "EnvoyRingHash": 80,
+    "EnvoyMaglev": 81,
+    # the modern family (consistent_hash.algorithms, issue 22)
+    "JumpBackHash": 90,
+    "FlipHash": 91,
+    "PowerHash": 92,
+    "BinomialHash": 93,
+    "AnchorHash": 94,
+    "DxHash": 95,
+    "JumpBackAnchorHash": 96,
+}
+KIND_HASHRING = KINDS["HashRing"]
 _HEADER = struct.Struct("<4sHHI")
 
 
@@ -27,13 +59,32 @@ class FormatError(ValueError):
     """Bytes that are not a serialized router, or damaged ones (a ValueError)."""
 
 
-def pack(kind: int, payload: bytes) -> bytes:
-    head = _HEADER.pack(MAGIC, VERSION, kind, len(payload)) + payload
+def pack(kind: int, payload: bytes, down: Any = ()) -> bytes:
+    """The envelope around a payload, with the down marks (version 2) when there are any."""
+    down = sorted(down)
+    version = 2 if down else 1
+    head = _HEADER.pack(MAGIC, version, kind, len(payload)) + payload
+    if down:
+        head += pack_down(down)
     return head + hashlib.sha256(head).digest()[:8]
 
 
+def pack_down(down: Any) -> bytes:
+    """The down-marks block: u32 count, then each name, in name order."""
+    return pack_names(sorted(down))
+
+
 def unpack(data: object, kind: int) -> bytes:
-    """Check the envelope and return the payload."""
+    """Check the envelope and return the payload (data with down marks is refused: a caller
+    that cannot apply them would route differently)."""
+    payload, down = unpack_state(data, kind)
+    if down:
+        raise FormatError("data holds down marks, which this reader does not apply")
+    return payload
+
+
+def unpack_state(data: object, kind: int) -> tuple[bytes, list[str]]:
+    """Check the envelope; return the payload and the down marks."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes-like, got {type(data).__name__!r}")
     b = bytes(data)
@@ -42,16 +93,24 @@ def unpack(data: object, kind: int) -> bytes:
     magic, version, k, length = _HEADER.unpack_from(b)
     if magic != MAGIC:
         raise FormatError("data is not a serialized consistent_hash router (bad magic)")
-    if version != VERSION:
-        raise FormatError(f"unsupported format version {version} (this library reads {VERSION})")
+    if version not in VERSIONS:
+        raise FormatError(f"unsupported format version {version} (this library reads "
+                          f"{', '.join(map(str, VERSIONS))})")
     if k != kind:
         raise FormatError(f"data holds router kind {k}, expected {kind}")
-    if len(b) != _HEADER.size + length + 8:
+    end = _HEADER.size + length
+    if len(b) < end + 8 or (version == 1 and len(b) != end + 8):
         raise FormatError("data length does not match its header (truncated or padded)")
-    body = b[: _HEADER.size + length]
-    if hashlib.sha256(body).digest()[:8] != b[-8:]:
+    if hashlib.sha256(b[:-8]).digest()[:8] != b[-8:]:
         raise FormatError("data is damaged (checksum mismatch)")
-    return body[_HEADER.size:]
+    down: list[str] = []
+    if version == 2:
+        r = Reader(b[end:-8])
+        down = read_names(r)
+        r.done()
+        if not down or down != sorted(set(down)):
+            raise FormatError("data is damaged (down marks not a sorted set of names)")
+    return b[_HEADER.size:end], down
 
 
 class Reader:

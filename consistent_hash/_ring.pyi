@@ -110,6 +110,9 @@ class _Router:
     @property
     def has_replicas(self) -> bool:
         """The router has a best-first node order per key (replica_row, replicas batches)."""
+    @property
+    def down(self) -> frozenset[str]:
+        """Nodes a lookup skips (marked down): never reached."""
     def check_nonempty(self) -> None: ...
     def hash(self, key: object) -> int:
         """The uint64 a key is routed by."""
@@ -198,6 +201,9 @@ class _Ring(_Router):
     @property
     def prefix_index(self) -> npt.NDArray[np.uint32]: ...
     @property
+    def routing_owners(self) -> npt.NDArray[np.int32]:
+        """int32[V]: the node each position routes to (owners, unless nodes are down)."""
+    @property
     def positions(self) -> npt.NDArray[np.uint64]:
         """Read-only uint64 array of vnode positions, ascending."""
     @property
@@ -258,14 +264,22 @@ class _HealthRing(_Ring):
     """A ring snapshot whose lookups skip down nodes (positions and owners unchanged); live
     is the number of nodes that are up."""
 
-    @property
-    def down(self) -> frozenset[str]: ...
-    @property
-    def routing_owners(self) -> npt.NDArray[np.int32]:
-        """int32[V]: the node each position routes to (the first up owner clockwise)."""
-
 def health_ring(core: _Ring, down: Iterable[str]) -> _HealthRing:
     """A snapshot of core's layout with the named nodes down (names not in core ignored)."""
+
+def remapped_ring(inner: _Ring, nodes: tuple[str, ...], down: Iterable[str]) -> _HealthRing:
+    """A ring built without the down nodes as a snapshot over the full node list."""
+
+class _Remap(_Router):
+    """Any router's core built without the down nodes, answering indices into nodes."""
+
+    def __new__(cls, inner: _Router, nodes: tuple[str, ...], down: Iterable[str], *,
+                dead: bool = False) -> Self: ...
+    @property
+    def inner(self) -> _Router: ...
+    @property
+    def table(self) -> npt.NDArray[np.int32]:
+        """The inner router's lookup table (Maglev), as indices into nodes."""
 
 # --- src/_fastcalls.pxi ---
 
@@ -276,8 +290,7 @@ class _RouterBase:
     _core: Any  # a _Router; typed Any, as each router reads its own core's attributes
     def get(self, key: str | bytes | bytearray | memoryview | int) -> str: ...
     def replicas(self, key: str | bytes | bytearray | memoryview | int, n: int) -> list[str]: ...
-    def get_many(self, keys: Any, *, nulls: str = "raise", categorical: bool = False,
-                 threads: int | None = None) -> Any: ...
+    # get_many too: typed on Router alone, whose overloads (categorical) say what it returns
     def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
                     nulls: str = "raise", threads: int | None = None
                     ) -> npt.NDArray[np.int32]: ...
@@ -328,13 +341,25 @@ def _neglog2_tables() -> tuple[list[int], list[int], list[int]]:
 # --- src/_maglev.pxi ---
 
 @disjoint_base
-class _Maglev(_Router):
-    def __new__(
-        cls, nodes: tuple[str, ...], hasher: _Hasher, M: int, ratios: npt.ArrayLike
-    ) -> Self: ...
+class _MaglevTable(_Router):
+    """A Maglev lookup table over nodes; modulo: Envoy's entry h mod M, else floor(h M / 2**64)."""
+
+    def __new__(cls, nodes: tuple[str, ...], hasher: _Hasher, table: npt.ArrayLike, *,
+                modulo: bool = False, what: str = "Maglev") -> Self: ...
     @property
     def table(self) -> npt.NDArray[np.int32]:
         """Read-only int32[M]: the node index of each table entry."""
+    @property
+    def modulo(self) -> bool: ...
+
+def maglev_table(hasher: _Hasher, nodes: tuple[str, ...], M: int, ratios: npt.ArrayLike
+                 ) -> npt.NDArray[np.int32]:
+    """Our Maglev table of M entries for nodes with weight ratios w / max(w)."""
+
+def envoy_maglev_table(M: int, offsets: npt.ArrayLike, skips: npt.ArrayLike,
+                       weights: npt.ArrayLike, entry_nodes: npt.ArrayLike
+                       ) -> npt.NDArray[np.int32]:
+    """Envoy's Maglev table (node indices), empty when no entry has a weight."""
 
 # --- src/_multiprobe.pxi ---
 
@@ -449,6 +474,15 @@ def compat_points(
     """Points of labels prefixes[i] + ascii(decimal j), j < labels[i], in generation order:
     (positions uint64, owners int32), unsorted."""
 
+TIES_KEEP: int
+TIES_FIRST: int
+TIES_LAST: int
+
+def ring_points(positions: npt.ArrayLike, owners: npt.ArrayLike, ties: int = ...
+                ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+    """The one ring builder: points in generation order sorted by (position, generation),
+    the tie rule applied to equal positions."""
+
 def sort_points(pos: npt.NDArray[np.uint64], gen: npt.NDArray[np.int32]) -> None:
     """Sort points in place by (position, generation index)."""
 
@@ -483,25 +517,6 @@ def haproxy_points(
 
 def haproxy_avalanche(x: int) -> int:
     """HAProxy's full_hash (the avalanche modifier) of one 32-bit integer."""
-# --- src/_envoy.pxi ---
-
-class _EnvoyMaglev(_Router):
-    """Envoy's Maglev table: entries (sorted by hash key) fill it as Envoy fills it, and a
-    hash h routes to table[h % M]."""
-
-    def __new__(
-        cls,
-        nodes: tuple[str, ...],
-        hasher: _Hasher,
-        M: int,
-        offsets: npt.ArrayLike,
-        skips: npt.ArrayLike,
-        weights: npt.ArrayLike,
-        entry_nodes: npt.ArrayLike,
-    ) -> Self: ...
-    @property
-    def table(self) -> npt.NDArray[np.int32]:
-        """Read-only int32[M]: the node index of each slot (empty when no host has weight)."""
 # --- src/_nginx.pxi ---
 
 def nginx_crc32(data: bytes | bytearray | memoryview) -> int:
@@ -536,3 +551,168 @@ class _Modula(_Router):
     @property
     def table(self) -> npt.NDArray[np.int32]:
         """Read-only int32[T]: the node index of each entry."""
+
+# --- src/_family.pxi: the modern family's shared pieces ---
+
+def _crc32c_u64(key: int, seed: int, software: bool = False) -> int:
+    """SSE4.2 crc32q's CRC-32C of key's 8 bytes from register seed (software: the tables)."""
+def _crc32c_hardware(use: bool | None = None) -> bool:
+    """Whether the crc32 instruction is used; use=False/True switches (a test hook)."""
+
+@disjoint_base
+class _NBuckets(_Router):
+    """n numbered buckets: bucket i is nodes[i], or bare bucket numbers for nodes ()."""
+
+    @property
+    def n(self) -> int: ...
+
+# --- src/_jumpback.pxi, _fliphash.pxi, _power.pxi, _binomial.pxi ---
+
+class _JumpBack(_NBuckets):
+    def __new__(cls, nodes: tuple[str, ...], hasher: _Hasher, n: int) -> Self: ...
+
+def _jumpback_1(key_hash: int, n: int) -> int:
+    """hash4j's JumpBackHash getBucket(key_hash, n), 1 <= n <= 2**31 - 1."""
+
+@disjoint_base
+class _FlipHash(_NBuckets):
+    def __new__(
+        cls, nodes: tuple[str, ...], hasher: _Hasher, n: int, flip_seed: int = 0
+    ) -> Self: ...
+    @property
+    def flip_seed(self) -> int: ...
+
+def _fliphash_1(key_hash: int, range_end: int, seed: int) -> int:
+    """fliphash_64_with_seed(key_hash, seed, ..=range_end)."""
+
+@disjoint_base
+class _Power(_NBuckets):
+    def __new__(cls, nodes: tuple[str, ...], hasher: _Hasher, n: int) -> Self: ...
+
+def _power_1(key_hash: int, n: int) -> int:
+    """PowerConsistentHasher::try_new(n)?.hash_u64(key_hash), n = 1 giving 0."""
+
+@disjoint_base
+class _Binomial(_NBuckets):
+    def __new__(cls, nodes: tuple[str, ...], hasher: _Hasher, n: int) -> Self: ...
+
+def _binomial_1(key_hash: int, n: int) -> int:
+    """BinomialEngine(n, hf).getBucket with hf.hash = key_hash."""
+def _binomial_filters(n: int) -> tuple[int, int]:
+    """(enclosingTreeFilter, minorTreeFilter) of BinomialEngine(n)."""
+
+# --- src/_jumpback_anchor.pxi ---
+
+@disjoint_base
+class _JBAState(_Router):
+    """JumpBackAnchorBuckets' mutable state (hash4j's operations)."""
+
+    def __new__(cls, hasher: _Hasher) -> Self: ...
+    @property
+    def a(self) -> int: ...
+    @property
+    def k(self) -> int: ...
+    def add(self) -> int: ...
+    def remove(self, b: int) -> bool: ...
+    def is_working(self, b: int) -> bool: ...
+    def copy(self) -> _JBAState: ...
+    def removed(self) -> list[int]: ...
+    def set(self, a: int, removed: list[int]) -> None: ...
+    def bucket1(self, h: int) -> int: ...
+    def nbytes(self) -> int: ...
+
+@disjoint_base
+class _JumpBackAnchor(_Router):
+    def __new__(
+        cls,
+        nodes: tuple[str, ...],
+        hasher: _Hasher,
+        a: int,
+        removed: npt.ArrayLike,
+        slot_node: npt.ArrayLike,
+    ) -> Self: ...
+    @property
+    def ka_array(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def slot_node(self) -> npt.NDArray[np.int32]: ...
+
+# --- src/_anchor.pxi ---
+
+@disjoint_base
+class _AnchorState:
+    """AnchorBuckets' mutable state (cpp-anchorhash's AnchorHashQre)."""
+
+    def __new__(cls, a: int, w: int) -> Self: ...
+    @property
+    def a(self) -> int: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def r(self) -> int: ...
+    @property
+    def A_array(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def K_array(self) -> npt.NDArray[np.uint32]: ...
+    def copy(self) -> _AnchorState: ...
+    def is_working(self, b: int) -> bool: ...
+    def remove(self, b: int) -> None: ...
+    def remove_many(self, bs: npt.NDArray[np.uint32]) -> None: ...
+    def add(self) -> int: ...
+    def removed(self) -> list[int]: ...
+    def bucket1(self, key1: int, key2: int) -> int: ...
+    def batch(
+        self,
+        key1: npt.NDArray[np.uint64],
+        key2: npt.NDArray[np.uint64] | None,
+        out: npt.NDArray[np.int32],
+    ) -> None: ...
+    def nbytes(self) -> int: ...
+
+@disjoint_base
+class _Anchor(_Router):
+    def __new__(
+        cls, nodes: tuple[str, ...], hasher: _Hasher, st: _AnchorState, slot_node: npt.ArrayLike
+    ) -> Self: ...
+    @property
+    def A_array(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def K_array(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def slot_node(self) -> npt.NDArray[np.int32]: ...
+
+# --- src/_dxhash.pxi ---
+
+@disjoint_base
+class _DxState(_Router):
+    """DxBuckets' mutable state (ChaosD/DxHash's DxHash)."""
+
+    def __new__(cls, hasher: _Hasher, size: int, working: int) -> Self: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def working(self) -> int: ...
+    @property
+    def bits(self) -> npt.NDArray[np.uint64]: ...
+    def copy(self) -> _DxState: ...
+    def is_working(self, b: int) -> bool: ...
+    def remove(self, b: int) -> None: ...
+    def grows(self) -> int: ...
+    def add(self) -> int: ...
+    def probe1(self, key: int, want: int = 1) -> tuple[int, int]: ...
+    def reference_finds(self, key: int, want: int = 1) -> bool: ...
+    def nbytes(self) -> int: ...
+
+@disjoint_base
+class _Dx(_Router):
+    def __new__(
+        cls,
+        nodes: tuple[str, ...],
+        hasher: _Hasher,
+        size: int,
+        bits: npt.ArrayLike,
+        slot_node: npt.ArrayLike,
+    ) -> Self: ...
+    @property
+    def bits(self) -> npt.NDArray[np.uint64]: ...
+    @property
+    def slot_node(self) -> npt.NDArray[np.int32]: ...

@@ -12,6 +12,8 @@ that snapshot; a router class supplies only:
 - ``_payload()`` and ``_from_payload(reader)``: its canonical bytes (``to_bytes``,
   ``from_bytes``, ``fingerprint``);
 - ``_repr_args()``: what ``repr`` shows between the parentheses;
+- every new layout snapshot through ``_set_core(core)``, which keeps the nodes marked down
+  down (see "down marks" below);
 - class attributes: ``_kind`` (the envelope kind of ``to_bytes``), ``_replicas`` (whether the
   algorithm orders distinct nodes per key), ``_hash_shift`` (the bits the core's hashes carry
   below the router's own key hash: 32 for the 32-bit ketama hashes).
@@ -32,8 +34,17 @@ import numpy.typing as npt
 
 from consistent_hash import _containers, _format, _threads
 from consistent_hash._hashes import HashArg, make_hasher
-from consistent_hash._ring import EmptyRingError, _Hasher, _RouterBase, take_names
-from consistent_hash._validate import check_n, check_nulls
+from consistent_hash._ring import (
+    EmptyRingError,
+    _Hasher,
+    _Remap,
+    _Ring,
+    _RouterBase,
+    health_ring,
+    remapped_ring,
+    take_names,
+)
+from consistent_hash._validate import check_n, check_name, check_nulls
 
 __all__ = ["REPLICA_ROUTERS", "EmptyRingError", "HashedRouter", "Key", "Router",
            "as_categorical", "weights_repr"]
@@ -43,17 +54,28 @@ _R = TypeVar("_R", bound="Router")
 Key = str | bytes | bytearray | memoryview | int
 
 # Named in the error a router without replicas gives.
-REPLICA_ROUTERS = "HashRing, Rendezvous, KetamaRing or TokenRing"
+REPLICA_ROUTERS = "HashRing, Rendezvous, KetamaRing, TokenRing or NginxUpstream"
 
 
 class Router(_RouterBase):
     """The lookup surface every router shares (not instantiated by itself)."""
 
-    __slots__ = ("_lock", "__weakref__")
+    # _core (the routing snapshot: every lookup and every consumer reads this one) is
+    # _RouterBase's, in C, where get / replicas / get_many / get_indices read it.
+    __slots__ = ("_full", "_lock", "__weakref__")
 
     _kind: ClassVar[int] = 0
     _replicas: ClassVar[bool] = False
     _hash_shift: ClassVar[int] = 0
+    # A down node's keys go on along the ring to the first up owner (the layout's positions
+    # kept, one O(V) pass): for rings whose removal of a node only drops its positions.
+    # Otherwise the layout is rebuilt without the down nodes by the router's own removal.
+    _walk_on: ClassVar[bool] = False
+    # The router's payload carries its down marks itself (to_bytes adds no block for them).
+    _down_in_payload: ClassVar[bool] = False
+
+    _core: Any  # the routing snapshot: every lookup and every consumer reads this one
+    _full: Any  # the layout's snapshot with every node up (mutations start from it)
     # True: the router checks single keys itself (_check_key), and every batch (_check_keys)
     _key_check: ClassVar[bool] = False
 
@@ -222,6 +244,94 @@ class Router(_RouterBase):
         names: npt.NDArray[np.object_] = core.nodes_array()[idx]
         return names
 
+    # -- down marks: the routing state beside the layout --------------------------------------
+
+    def _set_core(self, core: Any) -> None:
+        """Install a new layout snapshot (every node up in it): the nodes marked down stay
+        down, a node no longer in the layout is no longer down.  Raises before anything is
+        assigned, so a mutation that fails here leaves the router as it was."""
+        old = getattr(self, "_core", None)
+        down = frozenset() if old is None else old.down
+        if down:
+            down = frozenset(n for n in down if n in core.nodes)
+        routed = self._routed(core, down) if down else core
+        self._full = core
+        self._core = routed
+
+    def _layout_core(self) -> Any:
+        """The layout's snapshot with every node up."""
+        full = getattr(self, "_full", None)
+        return self._core if full is None else full
+
+    def _routed(self, full: Any, down: frozenset[str]) -> Any:
+        """The routing snapshot of layout ``full`` with ``down`` marked down: every key routed
+        exactly as with those nodes removed, their indices kept."""
+        if self._walk_on and isinstance(full, _Ring):
+            return health_ring(full, down)
+        if len(down) == len(full.nodes):
+            if isinstance(full, _Ring):
+                return health_ring(full, down)
+            return _Remap(full, full.nodes, down, dead=True)
+        inner = self._without(full, down)._core
+        if isinstance(inner, _Ring):
+            return remapped_ring(inner, full.nodes, down)
+        return _Remap(inner, full.nodes, down)
+
+    def _without(self: _R, full: Any, down: frozenset[str]) -> _R:
+        """A private copy of this router over layout ``full``, the ``down`` nodes removed by
+        its own ``remove`` (in name order, so the result depends only on the set)."""
+        tmp = self.copy()
+        tmp._full = tmp._core = full
+        for node in sorted(down):
+            try:
+                tmp._remove_down(node)
+            except ValueError as e:
+                raise ValueError(f"{type(self).__name__} cannot route around {node!r}: {e}"
+                                 ) from None
+        return tmp
+
+    def _remove_down(self, node: str) -> None:
+        """Remove ``node`` as a down mark needs it (the router's own ``remove``)."""
+        remove = getattr(self, "remove", None)
+        if remove is None:
+            raise TypeError(f"{type(self).__name__} has no node removal, so it cannot mark a "
+                            "node down")
+        remove(node)
+
+    @property
+    def down(self) -> frozenset[str]:
+        """The nodes marked down."""
+        return self._core.down  # type: ignore[no-any-return]
+
+    def mark_down(self, node: str) -> None:
+        """Mark a node down: every key routes as if the node were removed (on a ring: its keys
+        go to their next replica, the first up node clockwise; no other key moves), while the
+        node keeps its place in ``nodes`` and its weight.  Marking a down node again does
+        nothing.  ``movement``, ``migration_plan``, ``balance``, pickle, ``to_bytes`` and the
+        fingerprint all see the marks.
+
+        Raises KeyError if the node is absent, ValueError where the algorithm cannot route
+        around that node (JumpHash: only its last bucket).  With every node down, lookups
+        raise EmptyRingError."""
+        self._set_down(node, True)
+
+    def mark_up(self, node: str) -> None:
+        """Bring a down node back: routing is again as if it had never been down.  Marking an
+        up node up does nothing.  Raises KeyError if the node is absent."""
+        self._set_down(node, False)
+
+    def _set_down(self, node: str, down: bool) -> None:
+        check_name(node)
+        with self._lock:
+            core = self._core
+            if node not in core.nodes:
+                raise KeyError(node)
+            if (node in core.down) == down:
+                return
+            new = core.down | {node} if down else core.down - {node}
+            full = self._layout_core()
+            self._core = self._routed(full, new) if new else full
+
     # -- introspection ------------------------------------------------------------------------
 
     @property
@@ -248,7 +358,7 @@ class Router(_RouterBase):
         if type(other) is not type(self):
             return NotImplemented
         assert isinstance(other, Router)
-        return bool(self._state() == other._state())
+        return bool(self._state() == other._state() and self.down == other.down)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -258,9 +368,12 @@ class Router(_RouterBase):
         new._core = self._core
         for cls in type(self).__mro__:
             for slot in getattr(cls, "__slots__", ()):
-                if slot != "__weakref__" and hasattr(self, slot):
+                if slot not in ("__weakref__", "__dict__") and hasattr(self, slot):
                     value = getattr(self, slot)
                     setattr(new, slot, value.copy() if isinstance(value, (dict, list)) else value)
+        if hasattr(self, "__dict__"):  # a subclass defined outside the library, without slots
+            new.__dict__.update({k: v.copy() if isinstance(v, (dict, list)) else v
+                                 for k, v in self.__dict__.items()})
         new._lock = threading.Lock()
         return new
 
@@ -271,30 +384,46 @@ class Router(_RouterBase):
         return self.copy()
 
     def __reduce__(self) -> tuple[Any, ...]:
+        down = self.down
+        if down:
+            return (_rebuild, (type(self), self._state(), sorted(down)))
         return (_rebuild, (type(self), self._state()))
 
+    def _down_marks(self) -> list[str]:
+        """The down marks to_bytes and the fingerprint carry beside the payload."""
+        return [] if self._down_in_payload else sorted(self.down)
+
     def to_bytes(self) -> bytes:
-        """Serialize the layout's defining data (a versioned, checksummed format)."""
-        return _format.pack(self._kind, self._payload())
+        """Serialize the routing state: the layout's defining data and the nodes marked down
+        (a versioned, checksummed format; a router with nothing down writes version 1)."""
+        return _format.pack(self._kind, self._payload(), self._down_marks())
 
     @classmethod
     def from_bytes(cls: type[_R], data: bytes, **options: Any) -> _R:
         """Rebuild from ``to_bytes`` output; damaged or foreign data raises ValueError."""
-        r = _format.Reader(_format.unpack(data, cls._kind))
+        payload, down = _format.unpack_state(data, cls._kind)
+        r = _format.Reader(payload)
         try:
             router = cls._from_payload(r, **options)
+            r.done()
+            for node in down:
+                if node not in router.nodes:
+                    raise _format.FormatError(f"data is damaged (down node {node!r} is not "
+                                              "in the layout)")
+                router.mark_down(node)
         except _format.FormatError:
             raise
         except (TypeError, ValueError, KeyError, OverflowError) as e:
             raise _format.FormatError(f"data is damaged ({e})") from None
-        r.done()
         return router
 
     def fingerprint(self) -> str:
         """A sha256 hex digest of the layout's defining data: equal routers, equal
         fingerprints."""
         tag = f"consistent_hash.{self._fingerprint_name()}.v1\x00".encode("ascii")
-        return hashlib.sha256(tag + self._payload()).hexdigest()
+        down = self._down_marks()
+        extra = _format.pack_down(down) if down else b""
+        return hashlib.sha256(tag + self._payload() + extra).hexdigest()
 
     @classmethod
     def _fingerprint_name(cls) -> str:
@@ -350,8 +479,11 @@ def weights_repr(weights: dict[str, float]) -> str:
     return repr(list(weights)) if all(w == 1.0 for w in weights.values()) else repr(weights)
 
 
-def _rebuild(cls: type[_R], state: tuple[Any, ...]) -> _R:
-    return cls._from_state(state)
+def _rebuild(cls: type[_R], state: tuple[Any, ...], down: Any = ()) -> _R:
+    router = cls._from_state(state)
+    for node in down:
+        router.mark_down(node)
+    return router
 
 
 def as_categorical(indices: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> Any:

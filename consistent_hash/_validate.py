@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import operator
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -12,6 +13,33 @@ import numpy as np
 
 MAX_VNODES = 1_000_000
 MAX_TOTAL_VNODES = (1 << 31) - 9
+# What a ring of V positions holds (uint64 position + int32 owner) and what building it needs at
+# its peak (those, the hashed labels and the sort's (position, owner) pairs beside them).
+RING_BYTES_PER_VNODE = 12
+BUILD_BYTES_PER_VNODE = 40
+
+
+def physical_memory() -> int | None:
+    """This machine's physical memory in bytes, or None where the OS does not say."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not on Linux
+        return None
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e9:.1f} GB"
+
+
+def check_ring_memory(vnodes: int, memory: int | None = None) -> None:
+    """Refuse at once a ring whose build would need more memory than the machine has, with
+    the figures, instead of running for a minute into a bare MemoryError."""
+    memory = physical_memory() if memory is None else memory
+    need = vnodes * BUILD_BYTES_PER_VNODE
+    if memory is not None and need > memory:
+        raise ValueError(f"the ring would have {vnodes:,} vnodes: about {_gb(need)} of memory "
+                         f"to build ({_gb(vnodes * RING_BYTES_PER_VNODE)} to hold), more than "
+                         f"this machine's {_gb(memory)} (lower vnodes or the weights)")
 
 
 def check_int(value: Any, name: str, lo: int, hi: int | None = None) -> int:
@@ -54,7 +82,8 @@ def node_weights(nodes: Iterable[str] | Mapping[str, float]) -> dict[str, float]
     if isinstance(nodes, (str, bytes)):
         raise TypeError("nodes must be an iterable of names or a mapping name -> weight, "
                         f"not a single {type(nodes).__name__}")
-    if type(nodes) in (list, tuple) and all(type(n) is str for n in nodes):
+    if isinstance(nodes, (list, tuple)) and type(nodes) in (list, tuple) and all(
+            type(n) is str for n in nodes):
         # The usual case, a list of names, checked in bulk: distinct, and UTF-8 encodable (a
         # lone surrogate anywhere fails the one encode); any failure takes the loop below,
         # which raises the error naming the node.

@@ -17,6 +17,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from consistent_hash._ring import _Ring
+from consistent_hash.ring import arc_shares
+
 __all__ = ["Balance", "MigrationPlan", "Movement", "balance", "migration_plan", "movement"]
 
 _FULL = 1 << 64
@@ -116,45 +119,58 @@ class Balance:
 
 
 # -- exact layouts ---------------------------------------------------------------------------
+#
+# A router's routing state is one snapshot, its compiled core (``router._core``): nodes, the key
+# hasher, the nodes marked down, and for a ring the positions with the owner each one routes
+# to.  Every function here reads that snapshot once per router and nothing beside it, so what
+# it reports is what the router's lookups do, down marks included.
 
-def _layout(router: Any) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32],
-                                  tuple[str, ...]] | None:
-    """(positions, owners, nodes) of a ring-shaped router, or None."""
-    pos = getattr(router, "positions", None)
-    own = getattr(router, "owners", None)
-    nodes = getattr(router, "nodes", None)
-    if isinstance(pos, np.ndarray) and isinstance(own, np.ndarray) and nodes is not None:
-        if getattr(router, "_hash_shift", 0):
-            # Narrow hashes (ketama's 32 bits) sit in the high bits of the core's positions,
-            # which is where keys are compared; a router may show them unshifted.
-            pos = router._core.positions
-        return pos, own, tuple(nodes)
+def _snapshot(router: Any) -> Any:
+    """The routing snapshot of a router of this library, or None."""
+    return getattr(router, "_core", None)
+
+
+def _ring_layout(core: Any) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32],
+                                     tuple[str, ...]] | None:
+    """(positions, routing owners, nodes) of a ring snapshot, in the core's 64-bit hash space
+    (narrow hashes, ketama's 32 bits, sit in the high bits), or None for other routers."""
+    if isinstance(core, _Ring):
+        return core.positions, core.routing_owners, core.nodes
     return None
 
 
-def _hash_params(router: Any) -> tuple[Any, ...] | None:
-    core = getattr(router, "_core", None)
+def _hash_params(core: Any) -> tuple[Any, ...] | None:
     hasher = getattr(core, "hasher", None)
     if hasher is None:
         return None
     return (hasher.hid, hasher.seed, hasher.func)
 
 
+def _exact_pair(old: Any, new: Any) -> tuple[Any, Any] | None:
+    """The two routing snapshots when they can be compared exactly (two rings whose keys hash
+    alike, each with a reachable node), else None."""
+    a, b = _snapshot(old), _snapshot(new)
+    if _ring_layout(a) is None or _ring_layout(b) is None:
+        return None
+    p = _hash_params(a)
+    if p is None or p != _hash_params(b) or a.live == 0 or b.live == 0:
+        return None
+    return a, b
+
+
 def _exactly_comparable(old: Any, new: Any) -> bool:
-    p = _hash_params(old)
-    return (p is not None and p == _hash_params(new) and _layout(old) is not None
-            and _layout(new) is not None)
+    return _exact_pair(old, new) is not None
 
 
-def _intervals(old: Any, new: Any) -> tuple[npt.NDArray[np.uint64], list[int],
-                                            npt.NDArray[np.int64], npt.NDArray[np.int64],
-                                            list[str]]:
-    """Split the circle at every position of either ring.
+def _intervals(a: Any, b: Any) -> tuple[npt.NDArray[np.uint64], list[int],
+                                        npt.NDArray[np.int64], npt.NDArray[np.int64],
+                                        list[str]]:
+    """Split the circle at every position of either ring snapshot.
 
     Returns (ends, lengths, old_owner, new_owner, names): interval k is (ends[k-1], ends[k]]
     and interval 0 also holds the wrap (ends[-1], 2**64); owners are indices into names."""
-    po, oo, no = _layout(old)  # type: ignore[misc]
-    pn, on, nn = _layout(new)  # type: ignore[misc]
+    po, oo, no = _ring_layout(a)  # type: ignore[misc]
+    pn, on, nn = _ring_layout(b)  # type: ignore[misc]
     names = sorted(set(no) | set(nn))
     index = {n: i for i, n in enumerate(names)}
     map_old = np.array([index[n] for n in no], dtype=np.int64)
@@ -186,8 +202,9 @@ def movement(old: Any, new: Any, keys: Any = None, *, sample: int = 200_000) -> 
     Exact (from the positions, no sampling) for two rings that hash keys the same way;
     otherwise estimated on ``keys`` (or ``sample`` generated keys) with a 95% interval."""
     _check_pair(old, new)
-    if keys is None and _exactly_comparable(old, new):
-        ends, lengths, oo, on, names = _intervals(old, new)
+    pair = _exact_pair(old, new) if keys is None else None
+    if pair is not None:
+        ends, lengths, oo, on, names = _intervals(*pair)
         flows: dict[tuple[str, str], int] = {}
         if len(ends) and lengths[0] == 0:
             lengths[0] = _FULL
@@ -217,11 +234,16 @@ def migration_plan(old: Any, new: Any) -> MigrationPlan:
     """The exact hash ranges whose owner changes from ``old`` to ``new`` (two rings that hash
     keys the same way), merged and sorted, with a batch test of which keys they hold."""
     _check_pair(old, new)
-    if not _exactly_comparable(old, new):
+    pair = _exact_pair(old, new)
+    if pair is None:
+        for name, r in (("old", old), ("new", new)):
+            core = _snapshot(r)
+            if _ring_layout(core) is not None and core.live == 0:
+                raise ValueError(f"{name} has every node marked down: no key can be routed")
         raise ValueError("migration_plan needs two ring layouts (HashRing, KetamaRing) with "
                          "the same hash and seed; use movement(old, new, keys) to estimate "
                          "other routers")
-    ends, _, oo, on, names = _intervals(old, new)
+    ends, _, oo, on, names = _intervals(*pair)
     starts_l: list[int] = []
     ends_l: list[int] = []
     src: list[str] = []
@@ -258,7 +280,7 @@ def migration_plan(old: Any, new: Any) -> MigrationPlan:
             msrc.append(src[i])
             mdst.append(dst[i])
     return MigrationPlan(np.array(ms, dtype=np.uint64), np.array(me, dtype=np.uint64),
-                         tuple(msrc), tuple(mdst), old._core.hasher)
+                         tuple(msrc), tuple(mdst), pair[0].hasher)
 
 
 def balance(router: Any, keys: Any = None, *, sample: int = 1_000_000) -> Balance:
@@ -266,34 +288,51 @@ def balance(router: Any, keys: Any = None, *, sample: int = 1_000_000) -> Balanc
     ``keys`` (or ``sample`` generated keys)."""
     if not hasattr(router, "nodes"):
         raise TypeError(f"router must be a router, got {type(router).__name__!r}")
-    nodes = tuple(router.nodes)
+    core = _snapshot(router)
+    nodes = tuple(router.nodes if core is None else core.nodes)
     n = len(nodes)
     if n == 0:
         raise ValueError("router has no nodes")
+    down: frozenset[str] = frozenset() if core is None else core.down
+    if len(down) == n:
+        raise ValueError("router has every node marked down: no key can be routed")
     m: int | None = None
-    if keys is None and hasattr(router, "ownership"):
+    layout = _ring_layout(core) if keys is None else None
+    if layout is not None:
+        shares = np.array(arc_shares(layout[0], layout[1], n))
+        exact = True
+    elif keys is None and core is None and hasattr(router, "ownership"):
         shares_d = router.ownership()
         shares = np.array([shares_d[x] for x in nodes])
         exact = True
     else:
         if keys is None:
             keys = np.char.add("key-", np.arange(sample).astype("U"))
-        idx = router.get_indices(keys)
+        idx = router.get_indices(keys) if core is None else _route(router, core, keys)
         m = len(idx)
         if m == 0:
             raise ValueError("keys is empty")
-        shares = np.bincount(idx, minlength=n) / m
+        shares = np.bincount(idx[idx >= 0], minlength=n) / m
         exact = False
     weights = getattr(router, "weights", None)
     w = np.array([weights[x] for x in nodes]) if isinstance(weights, dict) else np.ones(n)
-    fair = w / w.sum()
-    rel = shares / fair  # load relative to the node's fair share
-    expected = _expected(router, n, m)
+    up = np.array([x not in down for x in nodes])
+    fair = np.where(up, w, 0.0) / w[up].sum()  # a down node's fair share is 0
+    rel = shares[up] / fair[up]  # load relative to the node's fair share, over the up nodes
+    expected = _expected(router, int(up.sum()), m)
     return Balance(
         shares={x: float(s) for x, s in zip(nodes, shares, strict=True)}, exact=exact, keys=m,
         max_over_mean=float(rel.max()),
         max_over_min=float(rel.max() / rel.min()) if rel.min() > 0 else math.inf,
         cv=float(rel.std() / rel.mean()), expected_max_over_mean=expected)
+
+
+def _route(router: Any, core: Any, keys: Any) -> npt.NDArray[np.int32]:
+    """get_indices over one given snapshot (the one the rest of a report reads)."""
+    from consistent_hash import _containers, _threads
+
+    router._check_keys(keys)
+    return _containers.route(core, keys, None, nulls=False, threads=_threads.resolve(None))
 
 
 def _expected(router: Any, n: int, m: int | None) -> float | None:

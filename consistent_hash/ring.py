@@ -15,11 +15,11 @@ from consistent_hash import _format
 from consistent_hash._ring import (
     EmptyRingError,
     _Ring,
-    health_ring,
     label_ring,
     ring_add,
     ring_drop,
 )
+from consistent_hash._ringbase import arc_shares
 from consistent_hash._router import HashedRouter, weights_repr
 from consistent_hash._validate import (
     MAX_TOTAL_VNODES,
@@ -27,6 +27,7 @@ from consistent_hash._validate import (
     check_int,
     check_name,
     check_node,
+    check_ring_memory,
     check_weight,
     node_weights,
 )
@@ -73,9 +74,10 @@ class HashRing(HashedRouter):
     (3, ('cache-a', 'cache-b', 'cache-c'))
     """
 
-    __slots__ = ("_weights", "_vnodes", "_down")
+    __slots__ = ("_weights", "_vnodes")
     _kind = _format.KIND_HASHRING
     _replicas = True
+    _walk_on = True  # a down node's keys go on to the next up node clockwise: no rebuild
 
     def __init__(
         self,
@@ -87,7 +89,6 @@ class HashRing(HashedRouter):
     ) -> None:
         self._vnodes = check_int(vnodes, "vnodes", 1, MAX_VNODES)
         hasher = self._init_hasher(hash, seed)
-        self._down: frozenset[str] = frozenset()
         weights = node_weights(nodes)
         names = tuple(sorted(weights))
         if len(set(weights.values())) <= 1:  # one weight: one count, and the dict in one call
@@ -120,21 +121,19 @@ class HashRing(HashedRouter):
         if total > MAX_TOTAL_VNODES:
             raise ValueError(f"the ring would have {total} vnodes; at most "
                              f"{MAX_TOTAL_VNODES} are supported (lower vnodes or the weights)")
+        check_ring_memory(total)
 
     def _install(self, core: _Ring, weights: dict[str, float]) -> None:
         # The weights are set before the core: a reader sees the core, whose nodes match them.
-        if self._down:
-            self._down = self._down.intersection(weights)  # a removed node is no longer down
-        if self._down:
-            core = health_ring(core, self._down)
         self._weights = weights
-        self._core = core
+        self._set_core(core)
 
     def _node_count(self, core: _Ring, name: str, weight: float) -> int:
         count = vnode_count(self._vnodes, weight)
         if len(core) + count > MAX_TOTAL_VNODES:
             raise ValueError(f"weight {weight!r} would give node {name!r} {count} vnodes; the "
                              f"ring supports at most {MAX_TOTAL_VNODES} in all")
+        check_ring_memory(len(core) + count)
         return count
 
     # -- mutation ---------------------------------------------------------------------------
@@ -150,7 +149,7 @@ class HashRing(HashedRouter):
         name = check_node(node)
         w = check_weight(weight)
         with self._lock:
-            core, weights = self._core, self._weights
+            core, weights = self._layout_core(), self._weights
             if name in weights:
                 raise ValueError(f"node {name!r} is already in the ring")
             new, r = ring_add(core, name, self._node_count(core, name, w))
@@ -165,7 +164,7 @@ class HashRing(HashedRouter):
         """
         check_name(node)
         with self._lock:
-            core, weights = self._core, self._weights
+            core, weights = self._layout_core(), self._weights
             if node not in weights:
                 raise KeyError(node)
             new_weights = dict(weights)  # the order of names, less one
@@ -180,7 +179,7 @@ class HashRing(HashedRouter):
         check_name(node)
         w = check_weight(weight)
         with self._lock:
-            core, weights = self._core, self._weights
+            core, weights = self._layout_core(), self._weights
             if node not in weights:
                 raise KeyError(node)
             new_weights = dict(weights)
@@ -221,10 +220,11 @@ class HashRing(HashedRouter):
         return node in self._weights
 
     def ownership(self) -> dict[str, float]:
-        """The exact share of the 2**64 hash space each node owns (sums to 1)."""
+        """The exact share of the 2**64 hash space each node receives (sums to 1; a node
+        marked down receives 0)."""
         core = self._core
-        return dict(zip(core.nodes, arc_shares(core.positions, core.owners, len(core.nodes)),
-                        strict=True))
+        return dict(zip(core.nodes, arc_shares(core.positions, core.routing_owners,
+                                               len(core.nodes)), strict=True))
 
     def _repr_args(self) -> str:
         return f"{weights_repr(self._weights)}, vnodes={self._vnodes}{self._hash_repr()}"
@@ -232,14 +232,13 @@ class HashRing(HashedRouter):
     # -- state and serialization --------------------------------------------------------------
 
     def _state(self) -> tuple[Any, ...]:
-        return (dict(self._weights), self._vnodes, self._hash_param(), self.seed,
-                sorted(self._down))
+        return (dict(self._weights), self._vnodes, self._hash_param(), self.seed)
 
     @classmethod
     def _from_state(cls, state: tuple[Any, ...]) -> HashRing:
-        weights, vnodes, hash, seed, down = state
+        weights, vnodes, hash, seed, *down = state  # pickles of 0.1.0 carry the down marks here
         ring = cls(weights, vnodes=vnodes, hash=hash, seed=seed)
-        for node in down:
+        for node in down[0] if down else ():
             ring.mark_down(node)
         return ring
 
@@ -266,48 +265,6 @@ class HashRing(HashedRouter):
         anything is built."""
         return super().from_bytes(data, max_vnodes=max_vnodes)
 
-    # -- health -----------------------------------------------------------------------------
-
-    def mark_down(self, node: str) -> None:
-        """Mark a node down: its keys go to their next replica (the first up node clockwise),
-        no other key moves, and the positions are not rebuilt.  Lookups and replicas skip
-        down nodes; ``nodes``, ``positions``, ``owners`` and ``ownership()`` still describe
-        the full layout.  Marking a down node again does nothing.
-
-        Raises KeyError if the node is not in the ring.  With every node down, lookups raise
-        EmptyRingError.
-        """
-        self._set_down(node, True)
-
-    def mark_up(self, node: str) -> None:
-        """Bring a down node back: exactly its keys return to it.  Marking an up node up
-        does nothing.  Raises KeyError if the node is not in the ring."""
-        self._set_down(node, False)
-
-    @property
-    def down(self) -> frozenset[str]:
-        """The nodes marked down."""
-        return self._down
-
-    def _set_down(self, node: str, down: bool) -> None:
-        check_name(node)
-        with self._lock:
-            core, weights = self._core, self._weights
-            if node not in weights:
-                raise KeyError(node)
-            if (node in self._down) == down:
-                return
-            old = self._down
-            self._down = old | {node} if down else old - {node}
-            try:
-                if not self._down:  # all up again: a plain snapshot of the same arrays
-                    core = _Ring(core.positions, core.owners, core.nodes, core.hasher)
-                self._install(core, weights)
-            except BaseException:
-                self._down = old
-                raise
-
-
 
 def check_budget(weights: Mapping[str, Any], vnodes: Any, max_vnodes: int) -> None:
     """Refuse, before building anything, a layout from untrusted data that is too large."""
@@ -319,31 +276,3 @@ def check_budget(weights: Mapping[str, Any], vnodes: Any, max_vnodes: int) -> No
     if total > max_vnodes:
         raise _format.FormatError(f"the layout would have about {total:.3g} vnodes, more than "
                          f"max_vnodes={max_vnodes}; pass a larger max_vnodes if you trust it")
-
-
-def arc_shares(positions: npt.NDArray[np.uint64], owners: npt.NDArray[np.int32], n: int
-               ) -> list[float]:
-    """Exact share of the hash space per node index, correctly rounded to a float.
-
-    Position i owns the arc (p[i-1], p[i]]; the first position also owns the wrap-around arc
-    (p[-1], 2**64) + [0, p[0]].  Arc lengths are summed per node exactly, in two 32-bit
-    halves (each half-sum fits in 64 bits), and divided by 2**64 as Python integers."""
-    V = len(positions)
-    if V == 0:
-        return [0.0] * n
-    arcs = np.empty(V, dtype=np.uint64)
-    arcs[1:] = np.diff(positions)
-    with np.errstate(over="ignore"):
-        arcs[0] = positions[0] - positions[-1]  # the wrap arc, mod 2**64
-    order = np.argsort(owners, kind="stable")
-    sorted_owners = owners[order]
-    starts = np.flatnonzero(np.r_[True, sorted_owners[1:] != sorted_owners[:-1]])
-    lo = np.add.reduceat(arcs[order] & np.uint64(0xFFFFFFFF), starts)
-    hi = np.add.reduceat(arcs[order] >> np.uint64(32), starts)
-    totals = [0] * n
-    for node, h, low in zip(sorted_owners[starts].tolist(), hi.tolist(), lo.tolist(),
-                            strict=True):
-        totals[node] = (h << 32) + low
-    if int(arcs[0]) == 0:  # every position equal: the first owner holds the whole circle
-        totals[int(owners[0])] += 1 << 64
-    return [t / (1 << 64) for t in totals]

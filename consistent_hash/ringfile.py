@@ -10,6 +10,10 @@ agree on one layout.
       "fingerprint": "<sha256 hex of the layout, HashRing.fingerprint()>"
     }
 
+A ring with nodes marked down (``mark_down``) is written as version 2, with a ``"down"`` list
+of their names (sorted) before the fingerprint, which then covers them too; a ring with nothing
+down is version 1, exactly as before.
+
 Loading checks every field and rebuilds the ring, then requires the rebuilt ring's fingerprint
 to equal the one in the file, so a hand-edited or damaged file is refused rather than routing
 keys somewhere else. Sizes are checked before anything large is built.
@@ -17,6 +21,7 @@ keys somewhere else. Sizes are checked before anything large is built.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from typing import Any
@@ -26,7 +31,8 @@ from consistent_hash.ring import DEFAULT_MAX_LOAD_VNODES, HashRing, check_budget
 __all__ = ["FORMAT", "VERSION", "dumps", "load", "loads", "save"]
 
 FORMAT = "consistent_hash.ring"
-VERSION = 1
+VERSION = 2  # the newest version written (only when nodes are marked down); VERSIONS are read
+VERSIONS = (1, 2)
 MAX_FILE_BYTES = 64 << 20
 MAX_NODES = 1_000_000
 
@@ -34,9 +40,14 @@ MAX_NODES = 1_000_000
 def to_dict(ring: HashRing) -> dict[str, Any]:
     if not isinstance(ring, HashRing):
         raise TypeError(f"ring files hold HashRing layouts, got {type(ring).__name__!r}")
-    return {"format": FORMAT, "version": VERSION, "kind": "HashRing", "hash": ring.hash_name,
-            "seed": ring.seed, "vnodes": ring.vnodes, "nodes": ring.weights,
-            "fingerprint": ring.fingerprint()}
+    down = sorted(ring.down)
+    doc: dict[str, Any] = {"format": FORMAT, "version": 2 if down else 1, "kind": "HashRing",
+                           "hash": ring.hash_name, "seed": ring.seed, "vnodes": ring.vnodes,
+                           "nodes": ring.weights}
+    if down:
+        doc["down"] = down
+    doc["fingerprint"] = ring.fingerprint()
+    return doc
 
 
 def dumps(ring: HashRing) -> str:
@@ -48,9 +59,14 @@ def save(ring: HashRing, path: str | os.PathLike[str]) -> None:
     """Write a ring file (atomically: a temporary file renamed into place)."""
     text = dumps(ring)
     tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # a failed write or rename leaves nothing behind
+            os.unlink(tmp)
+        raise
 
 
 def from_dict(doc: Any) -> HashRing:
@@ -59,9 +75,16 @@ def from_dict(doc: Any) -> HashRing:
         raise ValueError("not a ring file: the document is not a JSON object")
     if doc.get("format") != FORMAT:
         raise ValueError(f"not a ring file: format is {doc.get('format')!r}, expected {FORMAT!r}")
-    if doc.get("version") != VERSION:
-        raise ValueError(f"unsupported ring file version {doc.get('version')!r} "
-                         f"(this library reads version {VERSION})")
+    version = doc.get("version")
+    if version not in VERSIONS or isinstance(version, bool):
+        raise ValueError(f"unsupported ring file version {version!r} "
+                         f"(this library reads versions {', '.join(map(str, VERSIONS))})")
+    down = doc.get("down", [])
+    if version == 1 and "down" in doc:
+        raise ValueError("ring file: 'down' needs version 2")
+    if version == 2 and (not isinstance(down, list) or not down
+                         or not all(isinstance(n, str) for n in down)):
+        raise ValueError("ring file: version 2 needs 'down', a non-empty list of node names")
     if doc.get("kind") != "HashRing":
         raise ValueError(f"unsupported ring kind {doc.get('kind')!r}")
     nodes = doc.get("nodes")
@@ -79,6 +102,10 @@ def from_dict(doc: Any) -> HashRing:
         ring = HashRing(nodes, vnodes=doc["vnodes"], hash=doc["hash"], seed=doc["seed"])
     except (TypeError, ValueError) as e:
         raise ValueError(f"ring file: {e}") from None
+    for node in down:
+        if node not in ring:
+            raise ValueError(f"ring file: down node {node!r} is not in 'nodes'")
+        ring.mark_down(node)
     if ring.fingerprint() != doc["fingerprint"]:
         raise ValueError("ring file: the fingerprint does not match the layout it describes "
                          "(edited or damaged file)")

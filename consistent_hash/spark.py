@@ -283,7 +283,16 @@ def _probe(router: Any, column: str, arrow_type: Any, nulls: str) -> None:
         raise TypeError(f"column {column!r} ({arrow_type} keys): {e}") from None
 
 
+def _safe_names(df: Any) -> Any:
+    """``df`` with its columns renamed ``_c0``, ``_c1``, ... by position.  mapInArrow and
+    mapInPandas resolve every column of their frame by its name, which fails for a name
+    with a dot (read as a struct field) or a backtick; ``_Route`` reads the key by position,
+    and the output schema gives every column its name back."""
+    return df.toDF(*(f"_c{i}" for i in range(len(df.columns))))
+
+
 def _apply(df: Any, fn: _Route, schema: Any) -> Any:
+    df = _safe_names(df)
     if hasattr(df, "mapInArrow"):
         return df.mapInArrow(fn, schema)
     return df.mapInPandas(fn.pandas, schema)  # pragma: no cover - pyspark < 3.3
@@ -351,5 +360,6 @@ def partition(df: Any, column: str, router: Any, *, output: str = "node", name: 
     routed = _apply(df, fn, schema)
     index = index_col or _INDEX_COLUMN
     keys = F.array(*[F.lit(k).cast("bigint") for k in _targets(df.sparkSession, n)])
-    out = routed.repartition(n, F.element_at(keys, F.col(index) + 1))
+    column_of_index = F.col("`" + index.replace("`", "``") + "`")  # the name as it is
+    out = routed.repartition(n, F.element_at(keys, column_of_index + 1))
     return out if index_col is not None else out.drop(_INDEX_COLUMN)

@@ -1,7 +1,9 @@
 # Compatibility rings: the point builders and tables that reproduce other libraries exactly,
 # for consistent_hash.ketama, .compat, .redis and .cassandra; the key hashes themselves are
-# src/ch_compat_hash.h, dispatched by hash id like the built-in ones (ch_keys.h).
+# rows of the one hash table (src/ch_hashes.h), dispatched by id like the built-in ones.
 #
+# ring_points: the ring builder every ring goes through (sort by (position, generation), then
+#   the tie rule on equal positions).
 # compat_points: the points of labels prefix_i + ascii(decimal j), j < labels_i, in the order
 #   the original libraries generate them: one MD5 big-endian 64-bit point per label
 #   (uhashring), per_digest little-endian 32-bit words of the label's MD5 as positions
@@ -12,34 +14,6 @@
 # _SlotTable: the Redis Cluster slot map, hash = CRC16 slot in [0, 16384), table[slot] = node
 #   index (-1 unassigned).  first_foreign: which keys need str() the way uhashring hashes.
 # Built on the shared pieces only (sort_points calls sort_pairs of _hashring.pxi at run time).
-
-if (HASH_IDS["one_at_a_time"], HASH_IDS["ketama_md5"], HASH_IDS["ketama_md5_next"],
-        HASH_IDS["md5_next"], HASH_IDS["redis_slot"], HASH_IDS["cassandra"],
-        HASH_IDS["cassandra_raw"]) != (CH_OAAT, CH_KETAMA_MD5, CH_KETAMA_MD5_NEXT, CH_MD5_NEXT,
-                                       CH_REDIS_SLOT, CH_CASSANDRA, CH_CASSANDRA_RAW):
-    raise ImportError("HASH_IDS disagree with ch_keys.h")  # pragma: no cover
-if (HASH_IDS["haproxy_sdbm"], HASH_IDS["haproxy_sdbm_avalanche"], HASH_IDS["haproxy_djb2"],
-        HASH_IDS["haproxy_djb2_avalanche"], HASH_IDS["haproxy_wt6"],
-        HASH_IDS["haproxy_wt6_avalanche"], HASH_IDS["haproxy_crc32"],
-        HASH_IDS["haproxy_crc32_avalanche"]) != (CH_HA_SDBM, CH_HA_SDBM_AV, CH_HA_DJB2,
-                                                 CH_HA_DJB2_AV, CH_HA_WT6, CH_HA_WT6_AV,
-                                                 CH_HA_CRC32, CH_HA_CRC32_AV):
-    raise ImportError("HAProxy HASH_IDS disagree with ch_keys.h")  # pragma: no cover
-if HASH_IDS["envoy_murmur2"] != CH_ENVOY_MURMUR2:  # Envoy ids 80..89
-    raise ImportError("HASH_IDS disagree with ch_keys.h (Envoy)")  # pragma: no cover
-if (HASH_IDS["nginx_crc32"], HASH_IDS["nginx_crc32_len"]) != (CH_NGINX_CRC32,
-                                                              CH_NGINX_CRC32_LEN):
-    raise ImportError("HASH_IDS disagree with ch_keys.h (nginx)")  # pragma: no cover
-if (HASH_IDS["twemproxy_one_at_a_time"], HASH_IDS["twemproxy_md5"], HASH_IDS["twemproxy_crc16"],
-        HASH_IDS["twemproxy_crc32"], HASH_IDS["twemproxy_crc32a"],
-        HASH_IDS["twemproxy_fnv1_64"], HASH_IDS["twemproxy_fnv1a_64"],
-        HASH_IDS["twemproxy_fnv1_32"], HASH_IDS["twemproxy_fnv1a_32"],
-        HASH_IDS["twemproxy_hsieh"], HASH_IDS["twemproxy_murmur"],
-        HASH_IDS["twemproxy_jenkins"]) != (
-        CH_TW_OAAT, CH_TW_MD5, CH_TW_CRC16, CH_TW_CRC32, CH_TW_CRC32A, CH_TW_FNV1_64,
-        CH_TW_FNV1A_64, CH_TW_FNV1_32, CH_TW_FNV1A_32, CH_TW_HSIEH, CH_TW_MURMUR,
-        CH_TW_JENKINS):
-    raise ImportError("twemproxy HASH_IDS disagree with ch_keys.h")  # pragma: no cover
 
 cdef enum:
     P_MD5_BE64 = 0      # one point per label: MD5 bytes 0..7 big-endian (uhashring default)
@@ -113,6 +87,39 @@ def compat_points(list prefixes, const uint32_t[::1] labels, int mode, int per_d
     finally:
         free(label)
     return pos, own
+
+
+TIES_KEEP = 0    # every point kept; equal points in the order they were generated
+TIES_FIRST = 1   # of equal points only the first generated one is kept (nginx)
+TIES_LAST = 2    # a run of equal points takes its last writer's owner (a dict {point: node})
+
+
+def ring_points(positions, owners, int ties=TIES_KEEP):
+    """The ring builder every ring goes through: points given in the order their recipe
+    generates them (positions uint64, owners int32, one each), sorted by (position,
+    generation), then the tie rule applied to runs of equal positions (TIES_KEEP, TIES_FIRST,
+    TIES_LAST).  Returns (positions, owners) for _Ring, new arrays."""
+    pos = np.array(positions, dtype=np.uint64, copy=True, order="C")
+    src = np.ascontiguousarray(owners, dtype=np.int32)
+    cdef Py_ssize_t n = pos.shape[0]
+    if src.ndim != 1 or pos.ndim != 1 or src.shape[0] != n:
+        raise ValueError("positions and owners must be 1-d and of one length")
+    if n >= (1 << 31) - CH_PAD:
+        raise ValueError(f"the ring would have {n} points; at most 2**31 - 9 are supported")
+    if ties not in (TIES_KEEP, TIES_FIRST, TIES_LAST):
+        raise ValueError(f"unknown tie rule {ties}")
+    gen = np.arange(n, dtype=np.int32)
+    sort_pairs(pos, gen)
+    own = src[gen]
+    if n > 1 and ties == TIES_FIRST:
+        keep = np.empty(n, dtype=bool)
+        keep[0] = True
+        np.not_equal(pos[1:], pos[:n - 1], out=keep[1:])
+        if not keep.all():
+            pos, own = pos[keep], own[keep]
+    elif ties == TIES_LAST:
+        last_writer(pos, own)
+    return pos, np.ascontiguousarray(own, dtype=np.int32)
 
 
 def sort_points(uint64_t[::1] pos, int32_t[::1] gen):

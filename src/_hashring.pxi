@@ -301,6 +301,13 @@ cdef class _Ring(_Router):
         return self.views()[1]
 
     @property
+    def routing_owners(self):
+        """int32[V]: the node each position routes to: ``owners``, unless nodes are marked
+        down (a health ring's positions route on to the first up owner clockwise).  This and
+        ``positions`` are the exact routing layout every analysis reads."""
+        return self.owners
+
+    @property
     def prefix_index(self):
         """The read-only prefix index: entry b is the number of positions whose top k bits
         are below b (k = log2(len - 1)), where the search for a hash starts."""

@@ -32,21 +32,11 @@ import operator
 
 import numpy as np
 
-HASH_IDS = {"xxh3": CH_XXH3, "xxh64": CH_XXH64, "murmur3": CH_MURMUR3, "md5": CH_MD5,
-            # compatibility hashes (src/ch_compat_hash.h; ids as in ch_keys.h, checked in
-            # _compat.pxi)
-            "one_at_a_time": 4, "ketama_md5": 5, "ketama_md5_next": 6, "md5_next": 7,
-            "redis_slot": 8, "cassandra": 9, "cassandra_raw": 10}
-# HAProxy hash-type consistent (src/ch_hash_haproxy.h; ids 65..79, checked in _compat.pxi)
-HASH_IDS.update({"haproxy_sdbm": 65, "haproxy_sdbm_avalanche": 66, "haproxy_djb2": 67,
-                 "haproxy_djb2_avalanche": 68, "haproxy_wt6": 69, "haproxy_wt6_avalanche": 70,
-                 "haproxy_crc32": 71, "haproxy_crc32_avalanche": 72})
-HASH_IDS["envoy_murmur2"] = 80  # Envoy ring_hash MURMUR_HASH_2 (ids 80..89: ch_hash_envoy.h)
-HASH_IDS.update({"nginx_crc32": 60, "nginx_crc32_len": 61})  # nginx upstream hash, ids 60..64
-# twemproxy's key hashes (src/ch_hash_twemproxy.h, ids 40..59; the seed carries hash_tag)
-HASH_IDS.update({f"twemproxy_{n}": 40 + i for i, n in enumerate((
-    "one_at_a_time", "md5", "crc16", "crc32", "crc32a", "fnv1_64", "fnv1a_64", "fnv1_32",
-    "fnv1a_32", "hsieh", "murmur", "jenkins"))})
+ch_crc_init()  # before any hash runs: the CRC tables of ch_crc.h
+
+# Every hash by name: read from the one table of src/ch_hashes.h (ids are written only there).
+HASH_IDS = {ch_hash_rows[i].name.decode("ascii"): ch_hash_rows[i].id
+            for i in range(ch_hash_count)}
 
 _U64_MASK = (1 << 64) - 1
 
@@ -67,7 +57,15 @@ def key_bytes(key, Py_ssize_t pos=-1, bint hint=False):
 
 cdef bytes _key_bytes(object key, Py_ssize_t pos, bint hint):
     if isinstance(key, str):
-        return (<str>key).encode("utf-8")
+        try:
+            return (<str>key).encode("utf-8")
+        except UnicodeEncodeError as e:
+            if pos < 0:
+                raise  # one key: str.encode's own error
+            # str.encode's error (its position is inside the key), naming the batch position
+            raise UnicodeEncodeError(e.encoding, e.object, e.start, e.end,
+                                     f"{e.reason} (the key at position {pos} of the batch)"
+                                     ) from None
     if isinstance(key, (bytes, bytearray)):
         return bytes(key)
     if isinstance(key, memoryview):

@@ -7,9 +7,6 @@
 # _NginxHash: plain `hash` (no `consistent`): weighted modulo with nginx's rehash loop, over
 #   key hashes CRC-32(key) << 32 | length (hash id CH_NGINX_CRC32_LEN).
 
-ch_ngx_init()
-
-
 def nginx_crc32(const uint8_t[::1] data):
     """nginx_crc32(data) -> int: CRC-32 (zlib's) of a bytes-like object, as nginx computes it."""
     cdef const uint8_t *p = &data[0] if data.shape[0] else <const uint8_t *>b""

@@ -18,21 +18,22 @@ cdef extern from "Python.h":
     PyObject** PySequence_Fast_ITEMS(object o)
     Py_ssize_t PySequence_Fast_GET_SIZE(object o)
 
-# The keys stage: one kernel per key layout, instantiated per hash (always_inline), plus the
-# hash ids of the built-in and compatibility hashes (ch_compat_hash.h).
+# The one table of key hashes (ch_hashes.h): each row's id and name; the Python side builds
+# HASH_IDS from it, and no id is written in Cython.
+cdef extern from "ch_hashes.h" nogil:
+    ctypedef struct ch_hash_row:
+        const char *name
+        int id
+    const ch_hash_row ch_hash_rows[]
+    const int ch_hash_count
+
+# The one CRC-32 / CRC-16 (their tables are filled at import: _keys.pxi).
+cdef extern from "ch_crc.h" nogil:
+    void ch_crc_init()
+
+# The keys stage: one kernel per key layout, instantiated per hash (always_inline).
 cdef extern from "ch_keys.h" nogil:
     enum:
-        CH_XXH3
-        CH_XXH64
-        CH_MURMUR3
-        CH_MD5
-        CH_OAAT
-        CH_KETAMA_MD5
-        CH_KETAMA_MD5_NEXT
-        CH_MD5_NEXT
-        CH_REDIS_SLOT
-        CH_CASSANDRA
-        CH_CASSANDRA_RAW
         CH_SCRATCH
         CH_PAD
     uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t seed)
@@ -146,6 +147,10 @@ cdef extern from "ch_bounded.h" nogil:
 cdef extern from "ch_health.h" nogil:
     size_t ch_health_owners(const int32_t *owners, const uint8_t *down, uint32_t n,
                             int32_t *eff)
+    size_t ch_health_owners_few(const int32_t *owners, const int32_t *ids, int nd, uint32_t n,
+                                int32_t *eff, const uint64_t *q_src, uint64_t *q,
+                                uint64_t low)
+    int CH_HEALTH_FEW
 
 cdef extern from "ch_jump.h" nogil:
     int32_t ch_jump(uint64_t key, int32_t n)
@@ -182,26 +187,12 @@ cdef extern from "ch_memento.h" nogil:
                         int32_t *out)
 
 
-# HAProxy hash-type consistent (ch_hash_haproxy.h, included by ch_keys.h): the hash ids
-# (65..79) and the server points, for _haproxy.pxi.
+# HAProxy hash-type consistent (ch_hash_haproxy.h, included by ch_keys.h): the server points,
+# for _haproxy.pxi.
 cdef extern from "ch_keys.h" nogil:
-    enum:
-        CH_HA_SDBM
-        CH_HA_SDBM_AV
-        CH_HA_DJB2
-        CH_HA_DJB2_AV
-        CH_HA_WT6
-        CH_HA_WT6_AV
-        CH_HA_CRC32
-        CH_HA_CRC32_AV
     uint32_t ch_ha_avalanche(uint32_t a)
     void ch_ha_points(uint32_t puid, uint32_t count, uint32_t *out)
-# Envoy (consistent_hash.compat.envoy): ring_hash's MURMUR_HASH_2 point hash (hash id 80) and
-# Envoy's Maglev table.
-cdef extern from "ch_keys.h" nogil:
-    enum:
-        CH_ENVOY_MURMUR2
-
+# Envoy (consistent_hash.compat.envoy): Envoy's Maglev table.
 cdef extern from "ch_envoy.h" nogil:
     uint64_t ch_envoy_maglev_build(uint64_t *pos, const uint64_t *skip, const double *w,
                                    double w_max, double *target, uint32_t n, uint64_t M,
@@ -212,7 +203,6 @@ cdef extern from "ch_envoy.h" nogil:
 cdef extern from "ch_hash_nginx.h" nogil:
     enum:
         CH_NGX_TRIES
-    void ch_ngx_init()
     uint32_t ch_ngx_crc_run(uint32_t c, const uint8_t *p, size_t n)
     uint32_t ch_ngx_crc32(const uint8_t *p, size_t n)
     void ch_ngx_points(uint32_t base, uint32_t count, uint64_t *out)
@@ -220,22 +210,60 @@ cdef extern from "ch_hash_nginx.h" nogil:
                            const uint8_t *down, uint32_t live, const int32_t *table,
                            int32_t *out, uint32_t *tries_out)
 
-cdef extern from "ch_keys.h" nogil:
+# The modern family (issue 22): CRC-32C (ch_crc.h), then one header per algorithm over the
+# shared bit operations of ch_family.h.
+cdef extern from "ch_crc.h" nogil:
+    int ch_crc32c_hw
+    void ch_crc32c_detect()
+    uint32_t ch_crc32c_u64(uint64_t key, uint64_t seed)
+    uint32_t ch_crc32c_u64_sw(uint64_t key, uint64_t seed)
+
+cdef extern from "ch_jumpback.h" nogil:
+    int32_t ch_jumpback(uint64_t h, uint32_t n)
+    void ch_jumpback_batch(const uint64_t *h, size_t m, uint32_t n, int32_t *out)
+
+cdef extern from "ch_jumpback_anchor.h" nogil:
+    int32_t ch_jba_bucket(uint64_t h, uint32_t a, const int32_t *ka)
+    void ch_jba_batch(const uint64_t *h, size_t m, uint32_t a, const int32_t *ka,
+                      const int32_t *slot_node, int32_t *out)
+    void ch_jba_push(int32_t *ka, uint32_t a, uint32_t j, int32_t b)
+    void ch_jba_build(int32_t *ka, uint32_t a, const int32_t *r, uint32_t k)
+
+cdef extern from "ch_fliphash.h" nogil:
+    uint64_t ch_fliphash(uint64_t key, uint64_t seed, uint64_t range_end)
+    void ch_fliphash_batch(const uint64_t *h, size_t m, uint64_t seed, uint32_t n, int32_t *out)
+
+cdef extern from "ch_power.h" nogil:
+    void ch_power_masks(uint32_t n, uint32_t *m1, uint32_t *mh)
+    int32_t ch_power_m(uint64_t key, uint32_t n, uint32_t m1, uint32_t mh)
+    int32_t ch_power(uint64_t key, uint32_t n)
+    void ch_power_batch(const uint64_t *h, size_t m, uint32_t n, int32_t *out)
+
+cdef extern from "ch_binomial.h" nogil:
+    void ch_bin_filters(uint32_t n, uint32_t *e, uint32_t *m)
+    int32_t ch_binomial_f(uint64_t h, uint32_t n, uint32_t e, uint32_t mf)
+    int32_t ch_binomial(uint64_t h, uint32_t n)
+    void ch_binomial_batch(const uint64_t *h, size_t m, uint32_t n, int32_t *out)
+
+cdef extern from "ch_anchor.h" nogil:
+    uint32_t ch_anchor_bucket(const uint32_t *A, const uint32_t *K, uint32_t a, uint64_t k1,
+                              uint64_t k2)
+    void ch_anchor_batch(const uint32_t *A, const uint32_t *K, uint32_t a, const uint64_t *k1,
+                         const uint64_t *k2, size_t m, const int32_t *slot_node, int32_t *out)
+    void ch_anchor_init(uint32_t *A, uint32_t *K, uint32_t *W, uint32_t *L, uint32_t *R,
+                        uint32_t a, uint32_t w, uint32_t *r, uint32_t *n)
+    void ch_anchor_remove(uint32_t *A, uint32_t *K, uint32_t *W, uint32_t *L, uint32_t *R,
+                          uint32_t b, uint32_t *r, uint32_t *n)
+    uint32_t ch_anchor_add(uint32_t *A, uint32_t *K, uint32_t *W, uint32_t *L, uint32_t *R,
+                           uint32_t *r, uint32_t *n)
+
+cdef extern from "ch_dxhash.h" nogil:
     enum:
-        CH_NGINX_CRC32
-        CH_NGINX_CRC32_LEN
-# twemproxy's key hash ids (ch_keys.h, 40..59; the hashes in ch_hash_twemproxy.h).
-cdef extern from "ch_keys.h" nogil:
-    enum:
-        CH_TW_OAAT
-        CH_TW_MD5
-        CH_TW_CRC16
-        CH_TW_CRC32
-        CH_TW_CRC32A
-        CH_TW_FNV1_64
-        CH_TW_FNV1A_64
-        CH_TW_FNV1_32
-        CH_TW_FNV1A_32
-        CH_TW_HSIEH
-        CH_TW_MURMUR
-        CH_TW_JENKINS
+        CH_DX_ADD_KEY
+    uint32_t ch_dx_bit(const uint64_t *bits, uint32_t b)
+    uint32_t ch_dx_probe(const uint64_t *bits, uint32_t size, uint32_t key, uint32_t want,
+                         uint32_t *probes)
+    void ch_dx_batch(const uint64_t *bits, uint32_t size, const uint64_t *k, size_t m,
+                     const int32_t *slot_node, int32_t *out)
+    int ch_dx_reference_finds(const uint64_t *bits, uint32_t size, uint32_t key, uint32_t want,
+                              uint32_t *b)

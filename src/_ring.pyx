@@ -18,12 +18,19 @@ include "_health.pxi"       # _HealthRing: a _Ring with nodes marked down
 include "_fastcalls.pxi"    # _RouterBase: every router's get / replicas / small batches in C
 include "_jump.pxi"
 include "_rendezvous.pxi"
-include "_maglev.pxi"
+include "_maglev.pxi"      # Maglev tables: ours and Envoy's
 include "_multiprobe.pxi"
 include "_memento.pxi"
 include "_bounded.pxi"      # bounded loads over any _Router
 include "_compat.pxi"       # ketama / uhashring points, slot table, compat helpers
 include "_haproxy.pxi"      # HAProxy hash-type consistent: server points
-include "_envoy.pxi"       # Envoy's Maglev table (ring_hash uses _Ring)
 include "_nginx.pxi"        # nginx upstream hash: consistent points, plain hash kernel
 include "_twemproxy.pxi"     # twemproxy modula tables (consistent_hash.compat.twemproxy)
+include "_family.pxi"       # the modern family: CRC-32C, _NBuckets (numbered buckets)
+include "_jumpback.pxi"
+include "_jumpback_anchor.pxi"
+include "_fliphash.pxi"
+include "_power.pxi"
+include "_binomial.pxi"
+include "_anchor.pxi"
+include "_dxhash.pxi"

@@ -15,6 +15,9 @@ class EmptyRingError(LookupError):
     """A lookup was made on a router with no nodes."""
 
 
+cdef frozenset _NO_NODES = frozenset()
+
+
 cdef class _Router:
     """Base of every algorithm's snapshot: nodes, hasher, and the kernels that map uint64
     hashes to int32 node indices."""
@@ -22,6 +25,7 @@ cdef class _Router:
     cdef readonly _Hasher hasher
     cdef readonly Py_ssize_t live          # nodes a lookup can reach; 0: lookups raise
     cdef readonly bint has_replicas        # route_replicas gives a best-first order
+    cdef readonly frozenset down           # nodes a lookup skips (marked down): never reached
     cdef object _nodes_array
     cdef str empty_message                 # the EmptyRingError text
 
@@ -30,6 +34,7 @@ cdef class _Router:
         self.nodes = nodes
         self.hasher = hasher
         self.live = len(nodes)
+        self.down = _NO_NODES
         self.empty_message = f"the {what} has no nodes"
         self._nodes_array = None
         return 0

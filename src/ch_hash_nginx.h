@@ -4,9 +4,9 @@
  * Written from the recipe as docs/agreeing-with-nginx.md states it (read from nginx's source;
  * tests/test_nginx.py checks it against a live nginx):
  *
- * CRC-32 is the zlib / Ethernet CRC (reflected polynomial 0xEDB88320, register preset to all
- * ones, result inverted).  ch_ngx_crc_run(state, p, n) advances the register without the final
- * inversion, so a hash can be continued the way nginx continues its points' hashes.
+ * CRC-32 is the zlib / Ethernet CRC (ch_crc.h).  ch_ngx_crc_run(state, p, n) advances the
+ * register without the final inversion, so a hash can be continued the way nginx continues
+ * its points' hashes.
  *
  *   consistent: a server point is CRC-32 of  host, one NUL byte, port, prev  where prev is the
  *     previous point of the same server as 4 little-endian bytes (0 for the first); weight x
@@ -21,99 +21,22 @@
  *     CRC-32(prefix . key) = CRC-32(prefix) * x^(8 len) xor CRC-32(key) over GF(2) mod the
  *     polynomial, and the rehashes need nothing but those two numbers.
  *
- * The tables are filled once by ch_ngx_init() (the module calls it at import).
+ * CRC-32 and its GF(2) algebra are the core's one CRC (ch_crc.h, filled at import).
  */
 #ifndef CH_HASH_NGINX_H
 #define CH_HASH_NGINX_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "ch_crc.h"
 
-#define CH_NGX_POLY 0xEDB88320u
 /* nginx gives up after its 21st try (rehash 0..20) and round-robins; we keep going this far */
 #define CH_NGX_TRIES 21
 #define CH_NGX_MAX_REHASH 65536
 
-static uint32_t ch__ngx_tab[8][256];
-static uint32_t ch__ngx_x8pow[64]; /* x^(8 * 2^k) mod P, reflected */
-static int ch__ngx_ready = 0;
-
-/* a * b mod P over GF(2), both in the reflected order (bit 31 holds x^0) */
-static inline uint32_t ch_ngx_gf_mul(uint32_t a, uint32_t b)
-{
-    uint32_t acc = 0;
-    uint32_t term = 0x80000000u;
-    while (term && a) {
-        if (a & term) {
-            acc ^= b;
-            a ^= term;
-        }
-        b = (b & 1u) ? (b >> 1) ^ CH_NGX_POLY : b >> 1; /* b *= x */
-        term >>= 1;
-    }
-    return acc;
-}
-
-static inline void ch_ngx_init(void)
-{
-    uint32_t i, k, c;
-    if (ch__ngx_ready)
-        return;
-    for (i = 0; i < 256; i++) {
-        c = i;
-        for (k = 0; k < 8; k++)
-            c = (c & 1u) ? (c >> 1) ^ CH_NGX_POLY : c >> 1;
-        ch__ngx_tab[0][i] = c;
-    }
-    for (i = 0; i < 256; i++) {
-        c = ch__ngx_tab[0][i];
-        for (k = 1; k < 8; k++) {
-            c = ch__ngx_tab[0][c & 0xFFu] ^ (c >> 8);
-            ch__ngx_tab[k][i] = c;
-        }
-    }
-    ch__ngx_x8pow[0] = 0x00800000u; /* x^8 */
-    for (k = 1; k < 64; k++)
-        ch__ngx_x8pow[k] = ch_ngx_gf_mul(ch__ngx_x8pow[k - 1], ch__ngx_x8pow[k - 1]);
-    ch__ngx_ready = 1;
-}
-
-/* advance the CRC register over n bytes (eight at a time, then byte by byte) */
-static inline uint32_t ch_ngx_crc_run(uint32_t c, const uint8_t *p, size_t n)
-{
-    while (n >= 8) {
-        uint32_t lo = c ^ ((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-                           ((uint32_t)p[3] << 24));
-        c = ch__ngx_tab[7][lo & 0xFFu] ^ ch__ngx_tab[6][(lo >> 8) & 0xFFu] ^
-            ch__ngx_tab[5][(lo >> 16) & 0xFFu] ^ ch__ngx_tab[4][lo >> 24] ^
-            ch__ngx_tab[3][p[4]] ^ ch__ngx_tab[2][p[5]] ^ ch__ngx_tab[1][p[6]] ^
-            ch__ngx_tab[0][p[7]];
-        p += 8;
-        n -= 8;
-    }
-    while (n--)
-        c = ch__ngx_tab[0][(c ^ *p++) & 0xFFu] ^ (c >> 8);
-    return c;
-}
-
-static inline uint32_t ch_ngx_crc32(const uint8_t *p, size_t n)
-{
-    return ch_ngx_crc_run(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
-}
-
-/* x^(8 n) mod P: the factor that moves a CRC past n more bytes */
-static inline uint32_t ch_ngx_x8n(uint64_t n)
-{
-    uint32_t r = 0x80000000u; /* 1 */
-    int k = 0;
-    while (n) {
-        if (n & 1u)
-            r = ch_ngx_gf_mul(r, ch__ngx_x8pow[k]);
-        n >>= 1;
-        k++;
-    }
-    return r;
-}
+/* nginx's CRC-32 is the core's one (ch_crc.h). */
+static inline uint32_t ch_ngx_crc_run(uint32_t c, const uint8_t *p, size_t n) { return ch_crc32_run(c, p, n); }
+static inline uint32_t ch_ngx_crc32(const uint8_t *p, size_t n) { return ch_crc32(p, n); }
 
 /* Hasher forms (p, n, seed) -> uint64 for the keys stage's dispatch. */
 static inline uint64_t ch_h_ngx_crc(const uint8_t *p, size_t n, uint64_t s)
@@ -154,8 +77,8 @@ static inline uint32_t ch_ngx_rehash(uint32_t r, uint32_t crc, uint32_t x8)
         r /= 10u;
     } while (r);
     while (k--) /* the digits, most significant first */
-        c = ch__ngx_tab[0][(c ^ t[k]) & 0xFFu] ^ (c >> 8);
-    return ch_ngx_gf_mul(c ^ 0xFFFFFFFFu, x8) ^ crc;
+        c = ch__crc32_tab[0][(c ^ t[k]) & 0xFFu] ^ (c >> 8);
+    return ch_crc32_gf_mul(c ^ 0xFFFFFFFFu, x8) ^ crc;
 }
 
 /* the first server whose weight interval ends past w (ends: cumulative weights), without
@@ -179,7 +102,7 @@ __attribute__((noinline))
 static int32_t ch_ngx_rehash_walk(uint32_t crc, uint32_t len, uint32_t acc, const uint32_t *ends,
                                   uint32_t ns, const uint8_t *down, uint32_t *tries)
 {
-    uint32_t total = ends[ns - 1], x8 = ch_ngx_x8n(len), r, p, i;
+    uint32_t total = ends[ns - 1], x8 = ch_crc32_x8n(len), r, p, i;
     for (r = 1; r < CH_NGX_MAX_REHASH; r++) {
         acc += (ch_ngx_rehash(r, crc, x8) >> 16) & 0x7FFFu;
         p = ch_ngx_pick(ends, ns, acc % total);

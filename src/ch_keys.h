@@ -27,58 +27,26 @@
 #include "ch_hash_nginx.h"
 #include "ch_hash_twemproxy.h"
 
-enum { CH_XXH3 = 0, CH_XXH64 = 1, CH_MURMUR3 = 2, CH_MD5 = 3, CH_OAAT = 4, CH_KETAMA_MD5 = 5,
-       CH_KETAMA_MD5_NEXT = 6, CH_MD5_NEXT = 7, CH_REDIS_SLOT = 8, CH_CASSANDRA = 9,
-       CH_CASSANDRA_RAW = 10 };
-/* HAProxy hash-type consistent key hashes (ch_hash_haproxy.h), ids 65..79 */
-enum { CH_HA_SDBM = 65, CH_HA_SDBM_AV = 66, CH_HA_DJB2 = 67, CH_HA_DJB2_AV = 68, CH_HA_WT6 = 69,
-       CH_HA_WT6_AV = 70, CH_HA_CRC32 = 71, CH_HA_CRC32_AV = 72 };
-enum { CH_ENVOY_MURMUR2 = 80 };  /* Envoy: ids 80..89 */
-/* nginx upstream hash (ch_hash_nginx.h): ids 60..64 */
-enum { CH_NGINX_CRC32 = 60, CH_NGINX_CRC32_LEN = 61 };
-/* twemproxy's key hashes (ch_hash_twemproxy.h): ids 40..59 */
-enum { CH_TW_OAAT = 40, CH_TW_MD5 = 41, CH_TW_CRC16 = 42, CH_TW_CRC32 = 43, CH_TW_CRC32A = 44,
-       CH_TW_FNV1_64 = 45, CH_TW_FNV1A_64 = 46, CH_TW_FNV1_32 = 47, CH_TW_FNV1A_32 = 48,
-       CH_TW_HSIEH = 49, CH_TW_MURMUR = 50, CH_TW_JENKINS = 51 };
+#include "ch_hashes.h"  /* the one table of key hashes: ids, names, kernels */
 
 #define CH_SCRATCH 16384
-
-/* One hash by id.  Fine for a single key; batch kernels below are instead specialised per
- * hash (a switch inside a hot loop costs ~2 ns a key: it keeps the hash from being inlined
- * and scheduled with its neighbours). */
-static inline uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t seed) {
-    switch (hid) {
-        case CH_XXH3: return ch_xxh3_64(p, n, seed);
-        case CH_XXH64: return ch_xxh64(p, n, seed);
-        case CH_MURMUR3: return ch_murmur3_64(p, n, (uint32_t)seed);
-        case CH_OAAT: return ch_h_oaat(p, n, seed);
-        case CH_KETAMA_MD5: return ch_h_kmd5(p, n, seed);
-        case CH_KETAMA_MD5_NEXT: return ch_h_kmd5_next(p, n, seed);
-        case CH_MD5_NEXT: return ch_h_md5_next(p, n, seed);
-        case CH_REDIS_SLOT: return ch_h_redis(p, n, seed);
-        case CH_CASSANDRA: return ch_h_cass(p, n, seed);
-        case CH_CASSANDRA_RAW: return ch_h_cass_raw(p, n, seed);
-        case CH_HA_SDBM: return ch_h_ha_sdbm(p, n, seed);
-        case CH_HA_SDBM_AV: return ch_h_ha_sdbm_av(p, n, seed);
-        case CH_HA_DJB2: return ch_h_ha_djb2(p, n, seed);
-        case CH_HA_DJB2_AV: return ch_h_ha_djb2_av(p, n, seed);
-        case CH_HA_WT6: return ch_h_ha_wt6(p, n, seed);
-        case CH_HA_WT6_AV: return ch_h_ha_wt6_av(p, n, seed);
-        case CH_HA_CRC32: return ch_h_ha_crc32(p, n, seed);
-        case CH_HA_CRC32_AV: return ch_h_ha_crc32_av(p, n, seed);
-        case CH_ENVOY_MURMUR2: return ch_h_envoy_mm2(p, n, seed);
-        case CH_NGINX_CRC32: return ch_h_ngx_crc(p, n, seed);
-        case CH_NGINX_CRC32_LEN: return ch_h_ngx_crc_len(p, n, seed);
-        CH_TW_HASH_CASES(p, n, seed)
-        default: return ch_md5_64(p, n);
-    }
-}
 
 typedef uint64_t (*ch_hfn)(const uint8_t *, size_t, uint64_t);
 static inline uint64_t ch_h_xxh3(const uint8_t *p, size_t n, uint64_t s) { return ch_xxh3_64(p, n, s); }
 static inline uint64_t ch_h_xxh64(const uint8_t *p, size_t n, uint64_t s) { return ch_xxh64(p, n, s); }
 static inline uint64_t ch_h_mm3(const uint8_t *p, size_t n, uint64_t s) { return ch_murmur3_64(p, n, (uint32_t)s); }
 static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)s; return ch_md5_64(p, n); }
+
+/* One hash by id.  Fine for a single key; batch kernels below are instead specialised per
+ * hash (a switch inside a hot loop costs ~2 ns a key: it keeps the hash from being inlined
+ * and scheduled with its neighbours).  An unknown id is MD5, as it always was. */
+#define CH__HASH_CASE(id, e, name, fn, p, n, seed) case e: return fn(p, n, seed);
+static inline uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t seed) {
+    switch (hid) {
+        CH_HASH_TABLE(CH__HASH_CASE, p, n, seed)
+        default: return ch_md5_64(p, n);
+    }
+}
 
 #if defined(__GNUC__) || defined(__clang__)
 #define CH_KERNEL static inline __attribute__((always_inline))
@@ -89,58 +57,20 @@ static inline uint64_t ch_h_md5(const uint8_t *p, size_t n, uint64_t s) { (void)
 #endif
 
 /* Instantiate a kernel once per hash: KERNEL(H, ...) with H a constant function pointer,
- * which the compiler inlines after the always_inline kernel is expanded. */
-#define CH_DISPATCH(hid, KERNEL, ...)                       \
-    switch (hid) {                                          \
-        case CH_XXH3: return KERNEL(ch_h_xxh3, __VA_ARGS__);   \
-        case CH_XXH64: return KERNEL(ch_h_xxh64, __VA_ARGS__); \
-        case CH_MURMUR3: return KERNEL(ch_h_mm3, __VA_ARGS__); \
-        case CH_OAAT: return KERNEL(ch_h_oaat, __VA_ARGS__);   \
-        case CH_KETAMA_MD5: return KERNEL(ch_h_kmd5, __VA_ARGS__); \
-        case CH_KETAMA_MD5_NEXT: return KERNEL(ch_h_kmd5_next, __VA_ARGS__); \
-        case CH_MD5_NEXT: return KERNEL(ch_h_md5_next, __VA_ARGS__); \
-        case CH_REDIS_SLOT: return KERNEL(ch_h_redis, __VA_ARGS__); \
-        case CH_CASSANDRA: return KERNEL(ch_h_cass, __VA_ARGS__); \
-        case CH_CASSANDRA_RAW: return KERNEL(ch_h_cass_raw, __VA_ARGS__); \
-        case CH_HA_SDBM: return KERNEL(ch_h_ha_sdbm, __VA_ARGS__); \
-        case CH_HA_SDBM_AV: return KERNEL(ch_h_ha_sdbm_av, __VA_ARGS__); \
-        case CH_HA_DJB2: return KERNEL(ch_h_ha_djb2, __VA_ARGS__); \
-        case CH_HA_DJB2_AV: return KERNEL(ch_h_ha_djb2_av, __VA_ARGS__); \
-        case CH_HA_WT6: return KERNEL(ch_h_ha_wt6, __VA_ARGS__); \
-        case CH_HA_WT6_AV: return KERNEL(ch_h_ha_wt6_av, __VA_ARGS__); \
-        case CH_HA_CRC32: return KERNEL(ch_h_ha_crc32, __VA_ARGS__); \
-        case CH_HA_CRC32_AV: return KERNEL(ch_h_ha_crc32_av, __VA_ARGS__); \
-        case CH_ENVOY_MURMUR2: return KERNEL(ch_h_envoy_mm2, __VA_ARGS__); \
-        case CH_NGINX_CRC32: return KERNEL(ch_h_ngx_crc, __VA_ARGS__); \
-        case CH_NGINX_CRC32_LEN: return KERNEL(ch_h_ngx_crc_len, __VA_ARGS__); \
-        CH_TW_DISPATCH(KERNEL, __VA_ARGS__)                  \
-        default: return KERNEL(ch_h_md5, __VA_ARGS__);         \
+ * which the compiler inlines after the always_inline kernel is expanded; one case per row of
+ * the hash table. */
+#define CH__DISPATCH_CASE(id, e, name, fn, KERNEL, ...) case e: return KERNEL(fn, __VA_ARGS__);
+#define CH__DISPATCH_VOID_CASE(id, e, name, fn, KERNEL, ...) \
+    case e: (void)KERNEL(fn, __VA_ARGS__); break;
+#define CH_DISPATCH(hid, KERNEL, ...)                                 \
+    switch (hid) {                                                    \
+        CH_HASH_TABLE(CH__DISPATCH_CASE, KERNEL, __VA_ARGS__)         \
+        default: return KERNEL(ch_h_md5, __VA_ARGS__);                \
     }
-#define CH_DISPATCH_VOID(hid, KERNEL, ...)                         \
-    switch (hid) {                                                 \
-        case CH_XXH3: (void)KERNEL(ch_h_xxh3, __VA_ARGS__); break;   \
-        case CH_XXH64: (void)KERNEL(ch_h_xxh64, __VA_ARGS__); break; \
-        case CH_MURMUR3: (void)KERNEL(ch_h_mm3, __VA_ARGS__); break; \
-        case CH_OAAT: (void)KERNEL(ch_h_oaat, __VA_ARGS__); break;   \
-        case CH_KETAMA_MD5: (void)KERNEL(ch_h_kmd5, __VA_ARGS__); break; \
-        case CH_KETAMA_MD5_NEXT: (void)KERNEL(ch_h_kmd5_next, __VA_ARGS__); break; \
-        case CH_MD5_NEXT: (void)KERNEL(ch_h_md5_next, __VA_ARGS__); break; \
-        case CH_REDIS_SLOT: (void)KERNEL(ch_h_redis, __VA_ARGS__); break; \
-        case CH_CASSANDRA: (void)KERNEL(ch_h_cass, __VA_ARGS__); break; \
-        case CH_CASSANDRA_RAW: (void)KERNEL(ch_h_cass_raw, __VA_ARGS__); break; \
-        case CH_HA_SDBM: (void)KERNEL(ch_h_ha_sdbm, __VA_ARGS__); break; \
-        case CH_HA_SDBM_AV: (void)KERNEL(ch_h_ha_sdbm_av, __VA_ARGS__); break; \
-        case CH_HA_DJB2: (void)KERNEL(ch_h_ha_djb2, __VA_ARGS__); break; \
-        case CH_HA_DJB2_AV: (void)KERNEL(ch_h_ha_djb2_av, __VA_ARGS__); break; \
-        case CH_HA_WT6: (void)KERNEL(ch_h_ha_wt6, __VA_ARGS__); break; \
-        case CH_HA_WT6_AV: (void)KERNEL(ch_h_ha_wt6_av, __VA_ARGS__); break; \
-        case CH_HA_CRC32: (void)KERNEL(ch_h_ha_crc32, __VA_ARGS__); break; \
-        case CH_HA_CRC32_AV: (void)KERNEL(ch_h_ha_crc32_av, __VA_ARGS__); break; \
-        case CH_ENVOY_MURMUR2: (void)KERNEL(ch_h_envoy_mm2, __VA_ARGS__); break; \
-        case CH_NGINX_CRC32: (void)KERNEL(ch_h_ngx_crc, __VA_ARGS__); break; \
-        case CH_NGINX_CRC32_LEN: (void)KERNEL(ch_h_ngx_crc_len, __VA_ARGS__); break; \
-        CH_TW_DISPATCH_VOID(KERNEL, __VA_ARGS__)                  \
-        default: (void)KERNEL(ch_h_md5, __VA_ARGS__); break;         \
+#define CH_DISPATCH_VOID(hid, KERNEL, ...)                            \
+    switch (hid) {                                                    \
+        CH_HASH_TABLE(CH__DISPATCH_VOID_CASE, KERNEL, __VA_ARGS__)    \
+        default: (void)KERNEL(ch_h_md5, __VA_ARGS__); break;          \
     }
 
 /* ASCII decimal of a signed / unsigned 64-bit integer; returns the length (<= 20).  The

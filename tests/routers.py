@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ringrouter_example import FastringRing
+
 from consistent_hash import (
     HashRing,
     JumpHash,
@@ -28,6 +30,15 @@ from consistent_hash import (
     Rendezvous,
     SlotMap,
     TokenRing,
+)
+from consistent_hash.algorithms import (
+    AnchorHash,
+    BinomialHash,
+    DxHash,
+    FlipHash,
+    JumpBackAnchorHash,
+    JumpBackHash,
+    PowerHash,
 )
 from consistent_hash.compat.envoy import EnvoyMaglev, EnvoyRingHash
 from consistent_hash.compat.haproxy import HAProxyBackend
@@ -134,6 +145,11 @@ ROUTERS: list[RouterSpec] = [
     RouterSpec("KetamaRing", KetamaRing,
                lambda nodes, **kw: KetamaRing(nodes, mode="ketama", **kw),
                replicas=True, int_keys="hashed", mutable=True),
+    # libmemcached's num_replicas: the replicas are the next servers in the server list
+    RouterSpec("KetamaRing-server-list", KetamaRing,
+               lambda nodes, **kw: KetamaRing(nodes, mode="ketama", replica_order="server_list",
+                                              **kw),
+               replicas=True, int_keys="hashed", mutable=True),
     RouterSpec("TokenRing", TokenRing, _token_ring,
                replicas=True, int_keys="refused", mutable=True, add=_token_add),
     RouterSpec("SlotMap", SlotMap, lambda nodes, **kw: SlotMap.even(nodes, **kw),
@@ -180,6 +196,26 @@ ROUTERS += [
     RouterSpec("TwemproxyPool", TwemproxyPool,
                lambda nodes, **kw: TwemproxyPool(nodes, **kw),
                replicas=False, int_keys="hashed", mutable=True),
+]
+
+# The modern family (consistent_hash.algorithms; issue 22): integer keys are their own 64-bit
+# hash, as for JumpHash.  The first four are LIFO (add appends, remove takes the last); AnchorHash
+# and DxHash have a fixed capacity of slots, JumpBackAnchorHash grows.
+ROUTERS += [
+    RouterSpec(cls.__name__, cls, lambda nodes, cls=cls, **kw: cls(nodes, **kw),
+               replicas=False, int_keys="raw", mutable=True, takes_hash=True)
+    for cls in (JumpBackHash, FlipHash, PowerHash, BinomialHash, JumpBackAnchorHash)
+] + [
+    RouterSpec(cls.__name__, cls, lambda nodes, cls=cls, **kw: cls(nodes, capacity=64, **kw),
+               replicas=False, int_keys="raw", mutable=True, takes_hash=True)
+    for cls in (AnchorHash, DxHash)
+]
+
+# A ring defined outside the library on the public base (tests/ringrouter_example.py).
+ROUTERS += [
+    RouterSpec("FastringRing", FastringRing,
+               lambda nodes, **kw: FastringRing(nodes, vnodes=32, **kw),
+               replicas=True, int_keys="hashed", mutable=True, takes_hash=True),
 ]
 
 BOUNDED: list[RouterSpec] = [s for s in ROUTERS if s.bounded]

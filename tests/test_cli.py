@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import re
 import select
 import shutil
 import struct
@@ -810,8 +811,13 @@ def test_stdin_is_sniffed(tmp_path):
     ring = HashRing(["a", "b", "c"])
     users = [f"user:{i}" for i in range(200)]
     csv_text = "user,id\n" + "".join(f"{u},{i}\n" for i, u in enumerate(users))
-    got = parse_assign(ok("assign", "--nodes", "a,b,c", input=csv_text).stdout)
+    got = parse_assign(ok("assign", "--nodes", "a,b,c", "--column", "user",
+                          input=csv_text).stdout)
     assert got == [(u, ring.get(u)) for u in users]  # the header is not routed as a key
+    # without a column named, CSV and one key a line are both readings: the user says which
+    # (tests/test_cli_data.py)
+    r = run("assign", "--nodes", "a,b,c", input=csv_text)
+    assert r.returncode == 2 and "--input-format" in r.stderr and r.stdout == ""
     # text lines, some with commas, stay text lines
     got = parse_assign(ok("assign", "--nodes", "a,b,c", input="".join(
         k + "\n" for k in KEYS)).stdout)
@@ -992,3 +998,113 @@ def test_top_level_help_lists_the_default_options():
 def test_default_job_still_runs_without_arguments():
     r = ok()
     assert "Keys moved when the node count changes" in r.stdout and r.stderr == ""
+
+
+# --------------------------------------------------------------------------------------------
+# issue 20: every numeric option of every subcommand is checked the same way
+# --------------------------------------------------------------------------------------------
+
+HUGE = "1" + "0" * 30
+WHOLE = ["0", "-1", "x", "1.5", HUGE]  # refused by an option that takes a count >= 1
+# (subcommand and its other arguments, {option: out-of-range values})
+NUMERIC: list[tuple[list[str], dict[str, list[str]]]] = [
+    (["simulate", "--keys", "1000"], {
+        "--keys": WHOLE, "--nodes": [*WHOLE, "1", "1001"],
+        "--vnodes": [*WHOLE, "1000001"],
+        "--spread-vnodes": ["0", "1,1000001", "1,x", "", "1,-1", f"1,{HUGE}"]}),
+    (["plan", "a,b", "a,b,c"], {"--vnodes": [*WHOLE, "1000001"],
+                                "--seed": ["-1", "x", str(2**64)], "--ranges": ["-1", "x"]}),
+    (["assign", "keys.txt", "--nodes", "a,b"], {
+        "--vnodes": [*WHOLE, "1000001"], "--seed": ["-1", "x", str(2**64)],
+        "--batch": WHOLE}),
+    (["inspect", "a,b"], {"--vnodes": [*WHOLE, "1000001"], "--seed": ["-1", str(2**64)]}),
+    (["ring", "a,b"], {"--vnodes": [*WHOLE, "1000001"], "--seed": ["-1", str(2**64)]}),
+    (["migrate", "memcached", "--from", "127.0.0.1:1", "--to", "127.0.0.1:1,127.0.0.1:2"], {
+        "--vnodes": [*WHOLE, "1000001"], "--seed": ["-1", str(2**64)],
+        "--batch-size": WHOLE, "--rate": ["0", "-1", "nan", "x"],
+        "--timeout": ["0", "-1", "nan", "inf", "1e400", "x"], "--db": ["-1", "x", HUGE]}),
+    (["demo", "memcached"], {"--keys": WHOLE, "--servers": [*WHOLE, "1", "65"],
+                             "--rounds": [*WHOLE, "101"]}),
+]
+NUMERIC_CASES = [(base, opt, v) for base, opts in NUMERIC for opt, vals in opts.items()
+                 for v in vals]
+
+
+def test_numeric_options_are_all_listed():
+    """NUMERIC names every option of every subcommand that takes a number."""
+    from consistent_hash.cli import SUBCOMMANDS, parser
+
+    sub = next(a for a in parser()._actions if a.dest == "command")
+    listed = {base[0]: set(opts) for base, opts in NUMERIC}
+    for command in SUBCOMMANDS:
+        numeric = {a.option_strings[-1] for a in sub.choices[command.NAME]._actions
+                   if a.option_strings and a.type not in (None, str)}
+        if command.NAME == "simulate":
+            numeric.add("--spread-vnodes")  # a list of numbers, parsed by simulate
+        assert numeric <= listed.get(command.NAME, set()), (command.NAME, numeric)
+
+
+@pytest.mark.parametrize("base,option,value", NUMERIC_CASES,
+                         ids=[f"{b[0]}{o}={v[:12]}" for b, o, v in NUMERIC_CASES])
+def test_numeric_options_out_of_range_are_one_line(tmp_path, base, option, value):
+    """simulate --vnodes 1000001 was a 19-line traceback (exit 1) where plan said one line."""
+    (tmp_path / "keys.txt").write_text("k1\nk2\n")
+    r = run(*base, f"{option}={value}", cwd=tmp_path, input="")
+    assert r.returncode == 2, (r.stdout[-500:], r.stderr[-2000:])
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("consistent-hash: error: "), r.stderr
+    assert option in lines[0], lines[0]
+    assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_help_mentions_no_hidden_option():
+    """assign --help said "batches of --batch keys", an option --help does not list."""
+    from consistent_hash.cli import SUBCOMMANDS, parser
+
+    sub = next(a for a in parser()._actions if a.dest == "command")
+    for command in SUBCOMMANDS:
+        p = sub.choices[command.NAME]
+        hidden = [o for a in p._actions if a.help == "==SUPPRESS==" for o in a.option_strings]
+        text = ok(command.NAME, "--help").stdout
+        for option in hidden:
+            assert not re.search(re.escape(option) + r"(?![\w-])", text), (command.NAME, option)
+
+
+# --------------------------------------------------------------------------------------------
+# issue 20: a failed write leaves nothing behind
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["ring", "a,b", "-o", "out"],
+                                  ["assign", "keys.txt", "--nodes", "a,b", "-o", "out"]],
+                         ids=["ring", "assign"])
+def test_output_onto_a_directory_leaves_no_temporary_file(tmp_path, args):
+    """The rename into place fails (the output is a directory): one line, exit 2, and no
+    stray out.tmp<pid> beside it (assign also printed a traceback)."""
+    (tmp_path / "keys.txt").write_text("k1\nk2\n")
+    (tmp_path / "out").mkdir()
+    r = run(*args, cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr and "'out'" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keys.txt", "out"]
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_ringfile_save_cleans_up_when_the_rename_fails(tmp_path, monkeypatch):
+    ring = HashRing(["a", "b"])
+    (tmp_path / "d").mkdir()
+    with pytest.raises(IsADirectoryError):
+        ringfile.save(ring, tmp_path / "d")
+    assert [p.name for p in tmp_path.iterdir()] == ["d"]
+
+    def refuse(src, dst):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(PermissionError):
+        ringfile.save(ring, tmp_path / "r.json")
+    assert [p.name for p in tmp_path.iterdir()] == ["d"]
+    monkeypatch.undo()
+    ringfile.save(ring, tmp_path / "r.json")  # and a good save still works
+    assert ringfile.load(tmp_path / "r.json") == ring
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d", "r.json"]

@@ -132,3 +132,39 @@ def test_mixed_or_bad_configs_are_one_line_errors(tmp_path: Path) -> None:
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert r.stderr.startswith("consistent-hash: error:") and "Traceback" not in r.stderr
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def _two_layouts(system: str) -> str:
+    """A configuration of `system` with two layouts, "cache" and "other"."""
+    if system == "nginx":
+        return NGINX.format(third="127.0.0.1:8003")
+    if system == "haproxy":
+        return HAPROXY.format(**{f"id{i}": "" for i in range(1, 6)}) + (
+            "backend other\n  balance hdr(X-Key)\n  hash-type consistent\n"
+            "  server t1 127.0.0.1:9001\n")
+    if system == "twemproxy":
+        pool = TWEMPROXY.format(dist="ketama", servers="   - 127.0.0.1:11211:1")
+        return pool.replace("alpha:", "cache:") + pool.replace("alpha:", "other:").replace(
+            "22121", "22122")
+    one = {"lb_policy": "RING_HASH", "load_assignment": {"endpoints": [{"lb_endpoints": [
+        {"endpoint": {"address": {"socket_address": {"address": "127.0.0.1",
+                                                     "port_value": 8001}}}}]}]}}
+    return json.dumps({"static_resources": {"clusters": [{"name": "cache", **one},
+                                                         {"name": "other", **one}]}})
+
+
+@pytest.mark.parametrize("system", config.SYSTEMS)
+def test_several_layouts_ask_for_name(tmp_path: Path, system: str) -> None:
+    """The CLI said "pass name=" (the API's keyword) for a file with several layouts."""
+    conf = _write(tmp_path, f"{system}.conf", _two_layouts(system))
+    assert config.detect(conf.read_text()) == system
+    for args in (["plan", conf, conf], ["assign", "--ring", conf, "--input-format", "text"]):
+        r = run(*args, input="k\n")
+        lines = r.stderr.splitlines()
+        assert r.returncode == 2 and len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+        assert "--name" in lines[0] and "name=" not in lines[0], lines[0]
+        assert "'cache'" in lines[0] and "'other'" in lines[0], lines[0]
+        ok(*args, "--name", "cache", input="k\n")
+    with pytest.raises(config.NameNeeded, match="name=") as ei:
+        config.load(conf)
+    assert ei.value.names == ["cache", "other"]

@@ -3,9 +3,13 @@ same inputs: every key must go to the same node, and every method must give the 
 
 from __future__ import annotations
 
+import os
 import pickle
 import random
+import subprocess
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -236,3 +240,37 @@ def test_readers_see_whole_snapshots_during_changes() -> None:
     for t in threads:
         t.join()
     assert not errors
+
+
+def _terminates(code: str) -> subprocess.CompletedProcess[str]:
+    """Run code in a fresh interpreter with a deadline (uhashring's answer is a hang)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                         env.get("PYTHONPATH", "")])
+    try:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=30, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"did not return within 30 s: {code}")
+
+
+def test_in_and_iter_return() -> None:
+    """uhashring has only __getitem__, so ``"a" in ring`` calls ring[0], ring[1], ... for
+    ever and ``iter(ring)`` yields the instance of each (None) for ever.  Ours: ``in`` is node
+    membership and ``iter`` the node names, as every router of this library."""
+    r = _terminates(
+        "from consistent_hash.compat.uhashring import HashRing\n"
+        "ring = HashRing({'a': {'weight': 2}, 'b': {}, 'c': {'instance': 7}})\n"
+        "import itertools\n"
+        "print(repr(('a' in ring, 'zz' in ring, [] in ring, 0 in ring, list(ring),"
+        " list(itertools.islice(iter(ring), 10)))))\n"
+        "del ring['b']\n"
+        "print(repr(('b' in ring, list(ring), list(HashRing()))))\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "(True, False, False, False, ['a', 'b', 'c'], ['a', 'b', 'c'])",
+        "(False, ['a', 'c'], [])"]
+    # every name get_nodes() gives, in its order, whatever the mode
+    for kw in ({}, {"hash_fn": "ketama"}):
+        ring = ours.HashRing(["x", "y", "z"], **kw)
+        assert list(ring) == list(ring.get_nodes()) and all(n in ring for n in ring)

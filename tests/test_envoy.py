@@ -37,7 +37,7 @@ import pytest
 from consistent_hash import EmptyRingError
 from consistent_hash._ring import hash_bytes
 from consistent_hash.analysis import migration_plan, movement
-from consistent_hash.compat import envoy
+from consistent_hash.compat import config, envoy
 from consistent_hash.compat.envoy import EnvoyMaglev, EnvoyRingHash, from_config, header_hash
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -798,6 +798,88 @@ def test_from_config_addresses_and_refusals() -> None:
         {"endpoint": {"address": {"socket_address": {"address": "10.0.0.2",
                                                      "port_value": 80}}}}]})
     assert from_config(base).nodes == ("10.0.0.1:80",)
+
+
+def _config_dump(include_eds: bool = True) -> dict[str, Any]:
+    """An admin /config_dump document (envoy.admin.v3.ConfigDump as Envoy serves it: a list of
+    typed dumps, each cluster and endpoint config an Any with its @type): a static ring hash
+    cluster, an EDS Maglev cluster delivered by CDS, one still warming, and (with
+    ?include_eds) the endpoints."""
+    import yaml
+
+    static = yaml.safe_load(RING_YAML)
+    admin = "type.googleapis.com/envoy.admin.v3."
+    cluster_t = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+    cla_t = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
+    dyn = {"@type": cluster_t, "name": "dyn", "type": "EDS", "lb_policy": "MAGLEV",
+           "eds_cluster_config": {"eds_config": {"ads": {}}, "service_name": "dyn-svc"},
+           "maglev_lb_config": {"table_size": "307"}}
+    warming = {"@type": cluster_t, "name": "warming", "type": "EDS", "lb_policy": "RING_HASH"}
+    dyn_cla = {"@type": cla_t, "cluster_name": "dyn-svc", "endpoints": [{"lb_endpoints": [
+        {"endpoint": {"address": {"socket_address": {"address": f"10.1.0.{i}",
+                                                     "port_value": 8080}}},
+         "load_balancing_weight": i} for i in (1, 2, 3)]}]}
+    configs: list[dict[str, Any]] = [
+        {"@type": admin + "BootstrapConfigDump",
+         "bootstrap": {"static_resources": {"clusters": [static]}},
+         "last_updated": "2024-05-06T07:08:09Z"},
+        {"@type": admin + "ClustersConfigDump", "version_info": "v7",
+         "static_clusters": [{"cluster": {"@type": cluster_t, **static},
+                              "last_updated": "2024-05-06T07:08:09Z"}],
+         "dynamic_active_clusters": [{"version_info": "v7", "cluster": dyn,
+                                      "last_updated": "2024-05-06T07:08:10Z"}],
+         "dynamic_warming_clusters": [{"version_info": "v8", "cluster": warming}]},
+        {"@type": admin + "ListenersConfigDump", "version_info": "v7"},
+    ]
+    if include_eds:
+        configs.append({"@type": admin + "EndpointsConfigDump",
+                        "static_endpoint_configs": [{"endpoint_config": {
+                            "@type": cla_t, **static["load_assignment"]}}],
+                        "dynamic_endpoint_configs": [{"version_info": "v7",
+                                                      "endpoint_config": dyn_cla}]})
+    return {"configs": configs}
+
+
+def test_from_config_reads_an_admin_config_dump() -> None:
+    """An Envoy /config_dump gave "cluster '' has lb_policy 'ROUND_ROBIN'": the whole document
+    was taken for one cluster.  Its clusters are the ones serving traffic (static and dynamic
+    active, not warming), an EDS cluster's endpoints come from the dump's endpoints."""
+    import yaml
+
+    dump = _config_dump()
+    with pytest.raises(ValueError, match="'backend', 'dyn'") as ei:
+        from_config(dump)
+    assert "warming" not in str(ei.value)
+    assert from_config(dump, name="backend") == from_config(RING_YAML)
+    assert from_config(json.dumps(dump, indent=2), name="backend") == from_config(RING_YAML)
+    dyn = from_config(dump, name="dyn")
+    assert dyn == EnvoyMaglev({"10.1.0.1:8080": 1, "10.1.0.2:8080": 2, "10.1.0.3:8080": 3},
+                              table_size=307)
+    # as the CLI and config.load read files: recognised as Envoy's, from JSON or YAML
+    for text in (json.dumps(dump, indent=2), yaml.safe_dump(dump)):
+        assert config.detect(text) == "envoy"
+        assert config.from_text(text, name="dyn") == dyn
+    # without ?include_eds an EDS cluster has no endpoints in the dump: say so
+    with pytest.raises(ValueError, match="include_eds") as ei:
+        from_config(_config_dump(include_eds=False), name="dyn")
+    assert "'dyn'" in str(ei.value) and "EDS" in str(ei.value)
+    assert from_config(_config_dump(include_eds=False), name="backend") == from_config(
+        RING_YAML)
+    with pytest.raises(ValueError, match="warming"):
+        from_config(dump, name="warming")
+
+
+@pytest.mark.parametrize("doc", [
+    {"configs": [{"@type": "type.googleapis.com/envoy.admin.v3.ListenersConfigDump"}]},
+    {"configs": []},
+    {"admin": {"address": {"socket_address": {"address": "127.0.0.1", "port_value": 9901}}}},
+    {"version_info": "1"},
+])
+def test_from_config_refuses_a_document_with_no_cluster(doc: dict[str, Any]) -> None:
+    with pytest.raises(ValueError) as ei:
+        from_config(doc)
+    msg = str(ei.value)
+    assert "no" in msg and "cluster" in msg and "ROUND_ROBIN" not in msg and "''" not in msg
 
 
 def test_from_config_movement_between_two_configs() -> None:

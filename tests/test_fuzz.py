@@ -65,12 +65,13 @@ json_values = st.recursive(
 
 
 @given(st.dictionaries(st.sampled_from(["format", "version", "kind", "hash", "seed", "vnodes",
-                                        "nodes", "fingerprint", "x"]), json_values),
-       st.booleans())
+                                        "nodes", "down", "fingerprint", "x"]), json_values),
+       st.booleans(), st.sampled_from(ringfile.VERSIONS))
 @settings(suppress_health_check=[HealthCheck.too_slow])
-def test_ring_file_random_documents(doc: dict[str, object], valid_header: bool) -> None:
+def test_ring_file_random_documents(doc: dict[str, object], valid_header: bool,
+                                    version: int) -> None:
     if valid_header:
-        doc.update(format=ringfile.FORMAT, version=ringfile.VERSION, kind="HashRing")
+        doc.update(format=ringfile.FORMAT, version=version, kind="HashRing")
     try:
         text_doc = json.dumps(doc)
     except ValueError:

@@ -131,10 +131,18 @@ def test_health_survives_changes_copies_and_pickles() -> None:
     assert other != ring and ring.down == {"n2"}
     ring.remove("n2")  # removing a down node clears its mark
     assert ring.down == frozenset()
-    # to_bytes describes the layout only: health is runtime state
+    # to_bytes carries the down marks (format version 2); an all-up ring writes version 1
+    up_bytes, up_fp = ring.to_bytes(), ring.fingerprint()
+    assert up_bytes[4:6] == b"\x01\x00"
     ring.mark_down("n1")
-    restored = HashRing.from_bytes(ring.to_bytes())
-    assert restored.down == frozenset() and restored.fingerprint() == ring.fingerprint()
+    data = ring.to_bytes()
+    assert data[4:6] == b"\x02\x00"
+    restored = HashRing.from_bytes(data)
+    assert restored.down == {"n1"} and restored == ring
+    assert restored.fingerprint() == ring.fingerprint() != up_fp
+    assert np.array_equal(restored.get_many(KEYS[:3000]), ring.get_many(KEYS[:3000]))
+    ring.mark_up("n1")
+    assert ring.to_bytes() == up_bytes and ring.fingerprint() == up_fp
 
 
 def test_every_container_routes_around_down_nodes() -> None:

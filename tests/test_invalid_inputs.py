@@ -130,6 +130,39 @@ def test_absurd_finite_weight_is_value_error(ring, w):
         HashRing({"a": w})
 
 
+@pytest.mark.parametrize("weights", [{"a": 1e7}, {"a": 1.0, "b": 9e6}])
+def test_a_ring_too_big_for_memory_is_refused_up_front(weights):
+    """HashRing({"a": 1e7}) is 1.6e9 vnodes: under the 2**31 index limit, but its build needs
+    ~64 GB.  It is refused before anything is allocated, with the figures (it used to run for
+    a minute into a bare MemoryError); add() of such a node too, leaving the ring as it was."""
+    from consistent_hash._validate import BUILD_BYTES_PER_VNODE, physical_memory
+
+    total = sum(max(1, math.floor(160 * w + 0.5)) for w in weights.values())
+    memory = physical_memory()
+    assert memory is not None and total * BUILD_BYTES_PER_VNODE > memory  # this machine's
+    with pytest.raises(ValueError) as ei:
+        HashRing(weights)
+    msg = str(ei.value)
+    assert f"{total:,} vnodes" in msg and "GB of memory" in msg and "this machine's" in msg
+    ring = HashRing({"x": 1.0, "y": 2.0})
+    before = state(ring)
+    with pytest.raises(ValueError, match="GB of memory"):
+        ring.add("big", 1e7)
+    with pytest.raises(ValueError, match="GB of memory"):
+        ring.set_weight("x", 1e7)
+    assert state(ring) == before
+
+
+def test_ring_memory_check_figures():
+    from consistent_hash._validate import check_ring_memory
+
+    check_ring_memory(10**6, memory=10**9)  # 40 MB to build: fine on 1 GB
+    with pytest.raises(ValueError, match=r"100,000,000 vnodes: about 4\.0 GB of memory to "
+                                         r"build \(1\.2 GB to hold\), more than this "
+                                         r"machine's 1\.0 GB"):
+        check_ring_memory(10**8, memory=10**9)
+
+
 SEED_CASES = [("xxh3", -1), ("xxh3", 2**64), ("xxh64", -1), ("xxh64", 2**64),
               ("murmur3", 2**32), ("murmur3", -1), ("md5", 1), ("md5", 2**63)]
 

@@ -374,7 +374,7 @@ def test_from_config_reads_the_upstreams():
 
 
 def test_from_config_errors():
-    with pytest.raises(ValueError, match="cache, app, rr"):
+    with pytest.raises(ValueError, match="'cache', 'app', 'rr'"):
         from_config(CONF)
     with pytest.raises(ValueError, match="not hash"):
         from_config(CONF, name="rr")
@@ -403,6 +403,33 @@ def test_from_config_errors():
     for text, what in bad.items():
         with pytest.raises(ValueError, match=what):
             from_config(text)
+
+
+@pytest.mark.parametrize("server,what", [
+    ("10.0.0.7:80 weight=0", "weight=0"),
+    ("10.0.0.7:80 slow_start=3", "slow_start"),
+    ("10.0.0.7:80 backup", "backup"),
+    ("10.0.0.7:80 weight=99999999999", "weight"),
+    ("10.0.0.7:99999", "port"),
+    ("10.0.0.1:80", "duplicate"),
+])
+def test_from_config_errors_name_the_server_and_its_line(server: str, what: str) -> None:
+    """A server's error names its address and its line ("server 'line 6'" named neither)."""
+    text = ("http {\n"
+            "  upstream cache {\n"
+            "    hash $request_uri consistent;\n"
+            "    server 10.0.0.1:80;\n"
+            "    server 10.0.0.2:80 weight=2;\n"
+            f"    server {server};\n"
+            "  }\n"
+            "}\n")
+    with pytest.raises(ValueError) as ei:
+        from_config(text)
+    msg = str(ei.value)
+    address = server.split()[0]
+    assert "line 6" in msg and repr(address) in msg and what in msg, msg
+    if what == "duplicate":
+        assert "line 4" in msg
 
 
 def test_from_config_bare_block_and_mode_from_the_last_hash():

@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from servers import HOST, redis_cluster_server  # noqa: E402
 
-from consistent_hash import SlotMap, redis_slot, redis_slots  # noqa: E402
+from consistent_hash import EmptyRingError, SlotMap, redis_slot, redis_slots  # noqa: E402
 from consistent_hash.compat.redis import SLOTS  # noqa: E402
 
 redis = pytest.importorskip("redis")
@@ -93,8 +93,9 @@ def test_cluster_slots_reply_routes_keys(server: int) -> None:
     assert set(got[served].tolist()) == {node}
     assert set(got[~served].tolist()) == {None}
     assert (m.get_indices(KEYS)[~served] == -1).all()
-    with pytest.raises(LookupError):
+    with pytest.raises(LookupError) as ei:
         m.get(next(k for k, s in zip(KEYS, slots, strict=True) if 1000 <= s < 5000))
+    assert not isinstance(ei.value, EmptyRingError)  # the map has a node: only this slot has none
 
 
 def _utf8(b: bytes) -> bool:

@@ -66,6 +66,10 @@ def spark() -> Iterator[Any]:
                    .config("spark.pyspark.python", sys.executable)
                    .getOrCreate())
         session.sparkContext.setLogLevel("ERROR")
+        # A router class defined outside the library (tests/ringrouter_example.py) reaches the
+        # executors the way a user's own module does: shipped with addPyFile.
+        session.sparkContext.addPyFile(
+            os.path.join(os.path.dirname(os.path.abspath(__file__)), "ringrouter_example.py"))
         try:
             yield session
         finally:
@@ -207,7 +211,7 @@ def test_integer_widths_route_as_python_ints(spark) -> None:  # type: ignore[no-
 
 def test_the_router_is_the_one_at_call_time(spark) -> None:  # type: ignore[no-untyped-def]
     ring = HashRing(["a", "b", "c"])
-    ring.mark_down("b")  # part of the snapshot: a pickle keeps it (to_bytes would not)
+    ring.mark_down("b")  # part of the routing state: the pickle (and to_bytes) keep it
     df = users(spark, 5000, 2)
     keys = user_keys(np.arange(5000))
     expected, idx = ring.get_many(keys), ring.get_indices(keys)
@@ -312,6 +316,40 @@ def test_the_mapinpandas_fallback_gives_the_same_result(with_nulls) -> None:  # 
         fallback = by_id(with_nulls.mapInPandas(fn.pandas, schema), "*")
         arrow = by_id(route(with_nulls, column, ring, output="both", nulls="none"), "*")
         assert fallback.equals(arrow), column
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+@pytest.mark.parametrize("key", ["user", "user.id", "a`b"])
+def test_dotted_column_names(spark, key) -> None:  # type: ignore[no-untyped-def]
+    """A DataFrame whose column names hold dots (or backticks), the key column's or another's:
+    PySpark's mapInArrow resolved each name as a path (AnalysisException), so route and
+    partition failed for any such frame.  Every name comes back as it was."""
+    ring = HashRing(NODES)
+    df = (users(spark, 2000, 3).withColumnRenamed("key", key)
+          .withColumn("geo.country", F.lit("fr")).withColumn("x.y.z", F.col("id") * 2))
+    want = ring.get_many(user_keys(np.arange(2000))).tolist()
+    for fn in (route, partition):
+        out = fn(df, key, ring, output="both", name=("node.name", "node.index"))
+        assert out.columns == [*df.columns, "node.name", "node.index"]
+        t = collect(out, *(F.col(_quoted(c)) for c in out.columns))
+        t = t.take(np.argsort(np_col(t, "id"), kind="stable"))
+        assert t.column_names == out.columns
+        assert np_col(t, "node.name").tolist() == want
+        assert np_col(t, key).tolist() == user_keys(np.arange(2000)).to_pylist()
+        assert np_col(t, "node.index").tolist() == [ring.nodes.index(n) for n in want]
+        assert set(np_col(t, "geo.country")) == {"fr"}
+        assert (np_col(t, "x.y.z") == 2 * np.arange(2000)).all()
+    # the pandas fallback, given the frame as route gives it to Spark
+    from consistent_hash.spark import _plan, _safe_names
+
+    schema, fn, _ = _plan(df, key, ring, "node", None, "raise", None, False)
+    fallback = _safe_names(df).mapInPandas(fn.pandas, schema)
+    t = collect(fallback, *(F.col(_quoted(c)) for c in fallback.columns))
+    t = t.take(np.argsort(np_col(t, "id"), kind="stable"))
+    assert np_col(t, "node").tolist() == want
 
 
 def test_the_documentation_examples_run(spark) -> None:  # type: ignore[no-untyped-def]

@@ -669,7 +669,7 @@ def test_from_config_pools_and_defaults() -> None:
     one = from_config("p:\n  servers:\n   - 10.0.0.1:11211:1\n   - 10.0.0.2:11211:1\n")
     assert one.hash_name == "fnv1a_64" and one.distribution == "ketama"  # nutcracker defaults
     assert one.hash_tag is None and not one.auto_eject_hosts
-    with pytest.raises(ValueError, match="alpha, beta"):
+    with pytest.raises(ValueError, match="'alpha', 'beta'"):
         from_config(CONF)
     with pytest.raises(ValueError, match="no pool 'gamma'"):
         from_config(CONF, name="gamma")

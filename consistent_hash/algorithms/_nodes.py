@@ -82,7 +82,7 @@ class NodeSet(HashedRouter):
         ordered = {n: weights[n] for n in names}
         core = self._make_core(names, ordered, hasher)
         self._weights = ordered
-        self._core = core
+        self._set_core(core)
 
     def _change(self, node: str, weight: float | None) -> None:
         """Set a node's weight (None: remove it) and rebuild, under the lock."""

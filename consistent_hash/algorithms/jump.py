@@ -5,24 +5,22 @@ Kernel: ``src/_jump.pxi`` over ``src/ch_jump.h``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from consistent_hash import _format
-from consistent_hash._ring import _Jump, _jump_batch
+from consistent_hash._ring import _Hasher, _Jump, _jump_batch
 from consistent_hash._ring import jump_hash as _jump_scalar
-from consistent_hash._router import HashedRouter
-from consistent_hash._validate import check_int, check_name, check_node
-from consistent_hash.algorithms._nodes import bucket_names, bucket_repr
+from consistent_hash._validate import check_int
+from consistent_hash.algorithms._buckets import MAX_BUCKETS, NumberedBuckets
 
 __all__ = ["JumpHash", "jump_hash"]
 
-KIND_JUMP = 16
+KIND_JUMP = _format.KINDS["JumpHash"]
 
 
-class JumpHash(HashedRouter):
+class JumpHash(NumberedBuckets):
     """Jump consistent hash (Lamping & Veach 2014) over named buckets.
 
     Bit-identical to Guava's ``Hashing.consistentHash(long, int)``: ``get_indices`` of an
@@ -60,61 +58,12 @@ class JumpHash(HashedRouter):
 
     __slots__ = ()
     _kind = KIND_JUMP
+    _any_removal = "MementoHash (the same mapping, plus arbitrary removal), Rendezvous or Maglev"
 
-    def __init__(self, nodes: Iterable[str] | int = (), *,
-                 hash: str | Callable[[bytes], int] = "xxh3", seed: int = 0) -> None:
-        hasher = self._init_hasher(hash, seed)
-        names = bucket_names(nodes, "JumpHash")
-        if len(names) > (1 << 31) - 1:
+    def _make(self, names: tuple[str, ...], hasher: _Hasher) -> _Jump:
+        if len(names) > MAX_BUCKETS:
             raise ValueError("JumpHash supports at most 2**31 - 1 buckets")
-        self._core = _Jump(names, hasher)
-
-    def add(self, node: str) -> None:
-        """Append a bucket; only keys that now belong to it move (about 1/(n+1) of them)."""
-        name = check_node(node)
-        with self._lock:
-            core = self._core
-            if name in core.nodes:
-                raise ValueError(f"node {name!r} is already in the JumpHash")
-            self._core = _Jump(core.nodes + (name,), core.hasher)
-
-    def remove(self, node: str) -> None:
-        """Remove the last bucket (its keys spread evenly over the others).
-
-        Raises KeyError for an absent node and ValueError for any bucket but the last: jump
-        hash cannot remove it without renumbering (use MementoHash for arbitrary removal).
-        """
-        check_name(node)
-        with self._lock:
-            core = self._core
-            if node not in core.nodes:
-                raise KeyError(node)
-            if node != core.nodes[-1]:
-                raise ValueError(
-                    f"JumpHash can only remove its last bucket ({core.nodes[-1]!r}); removing "
-                    f"{node!r} would renumber the buckets after it and move almost every key. "
-                    "Use MementoHash (the same mapping, plus arbitrary removal), Rendezvous or "
-                    "Maglev to remove any node.")
-            self._core = _Jump(core.nodes[:-1], core.hasher)
-
-    def _state(self) -> tuple[Any, ...]:
-        return (self.nodes, self._hash_param(), self.seed)
-
-    @classmethod
-    def _from_state(cls, state: tuple[Any, ...]) -> JumpHash:
-        nodes, hash, seed = state
-        return cls(nodes, hash=hash, seed=seed)
-
-    def _repr_args(self) -> str:
-        return bucket_repr(self.nodes) + self._hash_repr()
-
-    def _payload(self) -> bytes:
-        return self._hash_payload() + _format.pack_names(self.nodes)
-
-    @classmethod
-    def _from_payload(cls, r: _format.Reader, **options: Any) -> JumpHash:
-        hash_name, seed = _format.read_hash(r)
-        return cls(_format.read_names(r), hash=hash_name, seed=seed)
+        return _Jump(names, hasher)
 
 
 def jump_hash(key: Any, buckets: int) -> Any:

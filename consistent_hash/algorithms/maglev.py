@@ -11,13 +11,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash._ring import _Hasher, _Maglev
+from consistent_hash import _format
+from consistent_hash._ring import _Hasher, _MaglevTable, maglev_table
 from consistent_hash._validate import check_int
 from consistent_hash.algorithms._nodes import NodeSet
 
 __all__ = ["MAX_TABLE_SIZE", "Maglev", "is_prime"]
 
-KIND_MAGLEV = 18
+KIND_MAGLEV = _format.KINDS["Maglev"]
 
 MAX_TABLE_SIZE = 1 << 26
 
@@ -105,7 +106,7 @@ class Maglev(NodeSet):
                              f"({len(names)}); about 100 x nodes keeps the balance within 1%")
         ws = list(weights.values())
         top = max(ws) if ws else 1.0
-        return _Maglev(names, hasher, m, [w / top for w in ws])
+        return _MaglevTable(names, hasher, maglev_table(hasher, names, m, [w / top for w in ws]))
 
     @property
     def table_size(self) -> int:

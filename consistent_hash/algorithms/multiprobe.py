@@ -11,13 +11,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from consistent_hash import _format
 from consistent_hash._ring import _Hasher, _MultiProbe
 from consistent_hash._validate import check_int
 from consistent_hash.algorithms._nodes import NodeSet
 
 __all__ = ["MAX_PROBES", "MultiProbe"]
 
-KIND_MULTIPROBE = 19
+KIND_MULTIPROBE = _format.KINDS["MultiProbe"]
 MAX_PROBES = 1024
 
 

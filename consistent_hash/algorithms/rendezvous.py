@@ -8,12 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from consistent_hash import _format
 from consistent_hash._ring import _Hasher, _Rendezvous
 from consistent_hash.algorithms._nodes import NodeSet
 
 __all__ = ["Rendezvous"]
 
-KIND_RENDEZVOUS = 17
+KIND_RENDEZVOUS = _format.KINDS["Rendezvous"]
 
 
 class Rendezvous(NodeSet):

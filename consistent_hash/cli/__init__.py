@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UserError, argparse.ArgumentTypeError) as e:
         return _fail(str(e))
     except MemoryError:
-        return _fail("out of memory: try a smaller input, fewer --keys or a smaller --batch")
+        return _fail("out of memory: try a smaller input or fewer --keys")
     except BrokenPipeError:
         # e.g. `consistent-hash assign ... | head`: stop quietly, like other CLI tools.
         devnull = os.open(os.devnull, os.O_WRONLY)

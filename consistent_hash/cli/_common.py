@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO, TypeAlias
 
 from consistent_hash import HashRing, ringfile
-from consistent_hash._validate import is_ip
+from consistent_hash._hashes import PUBLIC
+from consistent_hash._validate import MAX_VNODES, is_ip
 
 
 class UserError(Exception):
@@ -120,32 +121,55 @@ def save_figure(fig: Any, path: str) -> None:
 
 # -- arguments -------------------------------------------------------------------------------
 
-def _whole_number(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number >= minimum."""
+def _whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number from minimum (to maximum)."""
     def parse(text: str) -> int:
         try:
             v = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if v < minimum:
-            raise argparse.ArgumentTypeError(f"expected a number >= {minimum}, got {v}")
+        if v < minimum or (maximum is not None and v > maximum):
+            bound = (f">= {minimum:,}" if maximum is None else
+                     f"from {minimum:,} to {maximum:,}")
+            raise argparse.ArgumentTypeError(f"expected a number {bound}, got {v:,}")
+        return v
+    return parse
+
+
+def _real_number(what: str, *, infinite: bool = False) -> Callable[[str], float]:
+    """An argparse type: a number > 0 (infinity allowed only where it means "no limit")."""
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not (v > 0 and (infinite or math.isfinite(v))):
+            raise argparse.ArgumentTypeError(f"expected {what} > 0"
+                                             + ("" if infinite else " (finite)")
+                                             + f", got {text!r}")
         return v
     return parse
 
 
 positive = _whole_number(1)
 non_negative = _whole_number(0)
+vnodes = _whole_number(1, MAX_VNODES)  # what every router takes
+seed = _whole_number(0, (1 << 64) - 1)  # the widest seed; router_from_spec checks the hash's
+batch = _whole_number(1, 10_000_000)  # keys a batch holds in memory at once
+redis_db = _whole_number(0, (1 << 31) - 1)  # redis' "databases" is an int
+seconds = _real_number("seconds")
+per_second = _real_number("a number per second", infinite=True)
 
 
 # -- layouts ---------------------------------------------------------------------------------
 
 def add_layout_options(parser: argparse.ArgumentParser) -> None:
     """The ring parameters a node list is built with."""
-    parser.add_argument("--vnodes", type=positive, default=160,
+    parser.add_argument("--vnodes", type=vnodes, default=160,
                         help="vnodes per unit weight, for node lists (160)")
     parser.add_argument("--hash", default="xxh3", choices=["xxh3", "xxh64", "murmur3", "md5"],
                         help="hash for node lists (xxh3)")
-    parser.add_argument("--seed", type=int, default=0, help="hash seed for node lists (0)")
+    parser.add_argument("--seed", type=seed, default=0, help="hash seed for node lists (0)")
 
 
 # A node list: "a,b,c" (weight 1 each), "a=2,b=1,10.0.0.1:11211=3" (name=weight), or "@path"
@@ -307,6 +331,8 @@ def layout_from_spec(spec: str, args: argparse.Namespace) -> Any:
         try:
             return config.load(spec, system=getattr(args, "system", None),
                                name=getattr(args, "name", None))
+        except config.NameNeeded as e:
+            raise UserError(f"{spec}: {e.message('--name')}") from None
         except ImportError as e:
             raise UserError(f"{spec}: {e}") from None
         except (ValueError, TypeError, KeyError, OSError) as e:
@@ -333,6 +359,10 @@ def router_from_spec(spec: str, args: argparse.Namespace) -> HashRing:
             raise UserError(f"{spec}: {e}") from None
     weights = parse_nodes(spec)
     check_positions(sum(weights.values()) * args.vnodes)
+    bits = PUBLIC.get(args.hash, 64)
+    if args.seed >> bits:
+        raise UserError(f"--seed {args.seed}: --hash {args.hash} takes "
+                        + ("no seed" if not bits else f"a seed from 0 to 2**{bits} - 1"))
     try:
         return HashRing(weights, vnodes=args.vnodes, hash=args.hash, seed=args.seed)
     except (TypeError, ValueError, OverflowError) as e:

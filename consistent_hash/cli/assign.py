@@ -2,14 +2,17 @@
 nodes of a layout, writing CSV, Parquet or JSON lines (``key``, ``node`` and the ``--keep``
 columns).
 
-Input: a file or ``-`` (stdin). Without ``--input-format`` it is recognised by its content, not
-its name: Parquet by its ``PAR1`` magic, CSV with a header when the first lines hold the same
-number (>= 2) of comma-separated fields (or ``--column`` / ``--keep`` name columns), text (one
-key a line) otherwise; a ``.csv`` / ``.txt`` name settles CSV or text. Text and CSV must be
-UTF-8 (a byte-order mark is dropped); a line that is not is reported by its number.
+Input: a file or ``-`` (stdin), in the format ``--input-format`` names or else recognised
+without guessing away a line: Parquet by its ``PAR1`` magic (or a ``.parquet`` / ``.pq``
+name); CSV with a header row when ``--column`` or ``--keep`` names a column (the header must
+name it) or the name ends in ``.csv``; text (one key a line, every line a key, CRLF endings
+allowed) for a ``.txt`` name or any other content.  Content whose every line has the same
+number (>= 2) of comma-separated fields (``Smith, John``, ``tenant-a,1``) could be either, so
+it is an error that says to pass ``--input-format text`` or ``--input-format csv``.  Text and
+CSV must be UTF-8 (a byte-order mark is dropped); a line that is not is reported by its number.
 Output: CSV (the default), Parquet or JSON lines, from ``--output-format``, ``--json`` or the
 extension of ``-o`` (``.parquet`` / ``.pq``, ``.jsonl`` / ``.ndjson`` / ``.json``).
-Everything streams in batches of ``--batch`` keys, so memory stays bounded for any input size
+Everything streams in batches of keys, so memory stays bounded for any input size
 (Parquet on stdin is spooled to a temporary file first: Parquet is read from its footer).
 ``--nulls none`` routes a missing key (a Parquet null) to no node (an empty cell, null);
 ``raise`` (the default) stops at the first one, naming its row.
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import datetime
 import itertools
 import json
 import os
@@ -67,7 +71,7 @@ def add_parser(subparsers: Subparsers) -> None:
     a.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
                    help="csv, parquet or jsonl (default: from -o's extension, else csv)")
     a.add_argument("--json", action="store_true", help="write JSON lines (--output-format jsonl)")
-    a.add_argument("--batch", type=_common.positive, default=100_000, help=argparse.SUPPRESS)
+    a.add_argument("--batch", type=_common.batch, default=100_000, help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,10 +145,14 @@ def _assign(ring: HashRing, source: _Input, args: argparse.Namespace, out_fmt: s
         progress.close()
         if tmp is not None:
             stream.close()
-            if ok:
-                os.replace(tmp, args.output)
-            else:
-                os.unlink(tmp)
+            try:
+                if ok:
+                    os.replace(tmp, args.output)
+            except OSError as e:
+                raise UserError(f"cannot write {args.output!r}: {e.strerror or e}") from None
+            finally:
+                if os.path.lexists(tmp):  # a failed run or rename leaves nothing behind
+                    os.unlink(tmp)
     return 0
 
 
@@ -336,8 +344,9 @@ def _open_input(src: str, fmt: str, column: str | None, keep: list[str]) -> _Inp
         parquet = head.startswith(_MAGIC)
         if fmt == "auto":
             fmt = ("parquet" if parquet or ext in (".parquet", ".pq") else
-                   "csv" if ext == ".csv" or column is not None or keep else
-                   "text" if ext == ".txt" else _sniff(head))
+                   "csv" if ext == ".csv" or column is not None or keep else "text")
+            if fmt == "text" and ext != ".txt":
+                _check_not_csv(name, head)
         if fmt == "parquet":
             if not parquet:
                 raise UserError(f"{name}: not a Parquet file (it does not start with PAR1)")
@@ -361,9 +370,11 @@ def _open_input(src: str, fmt: str, column: str | None, keep: list[str]) -> _Inp
     return _Input(name, fmt, raw, head, column, keep, total, _close=closers)
 
 
-def _sniff(head: bytes) -> str:
-    """CSV when the first lines (all but a cut last one) are rows of the same number (>= 2)
-    of fields; text lines otherwise."""
+def _check_not_csv(name: str, head: bytes) -> None:
+    """Refuse content that reads as CSV as well as text lines: every line of the head (all
+    but a cut last one) has the same number (>= 2) of comma-separated fields.  Read as CSV,
+    its first line would be taken as a header and each key cut at a comma; read as text, a
+    CSV file's rows would be routed whole: only the user knows which it is."""
     if head.startswith(_BOM):
         head = head[len(_BOM):]
     if len(head) == _SNIFF:
@@ -371,13 +382,19 @@ def _sniff(head: bytes) -> str:
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError:
-        return "text"  # reading it reports the line
-    try:
-        rows = [r for r in csv.reader(text.splitlines()) if r]
+        return  # reading it as text reports the line
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    try:  # the lines as the CSV reader would take them
+        widths = {len(r) for r in csv.reader(ln + "\n" for ln in lines) if r}
     except csv.Error:
-        return "text"
-    widths = {len(r) for r in rows}
-    return "csv" if len(rows) >= 2 and len(widths) == 1 and widths.pop() >= 2 else "text"
+        return  # not CSV: text lines
+    if len(widths) == 1 and (w := widths.pop()) >= 2:
+        raise UserError(f"{name}: every line has {w} comma-separated fields: one key a line "
+                        "or CSV with a header row? pass --input-format text (each line is a "
+                        "key) or --input-format csv (the first line names the columns; "
+                        "--column picks the key)")
 
 
 def _spool(head: bytes, raw: IO[bytes]) -> IO[bytes]:
@@ -415,8 +432,54 @@ def _route(ring: HashRing, batch: _Batch, nulls: str, source: _Input) -> Any:
 
 # -- output ----------------------------------------------------------------------------------
 
-def _cells(values: Any) -> list[Any]:
-    return values.to_pylist() if hasattr(values, "to_pylist") else list(values)
+# CSV and JSON lines are text, so a value that is not text is written as the data it is, by one
+# rule for both (Parquet keeps every column's Arrow type, the bytes themselves included):
+#   bytes               its UTF-8 text; a byte that is not part of UTF-8 as \xNN
+#                       (b"caf\xc3\xa9" -> café, b"caf\xe9" -> caf\xe9)
+#   null                an empty CSV cell; JSON null
+#   bool                true / false
+#   int, float          its decimal text; a JSON number
+#   date, time          ISO 8601 (2024-05-06, 2024-05-06T07:08:09.123456)
+#   list, struct, map   JSON (in a CSV cell, its JSON text), its items by the same rule
+#   anything else       str() of its Python value (a decimal: 1.50)
+
+def _plain(x: Any) -> Any:
+    """A value as JSON data (str, int, float, bool, None, list, dict), by the rule above."""
+    if x is None or isinstance(x, (str, int, float)):
+        return x
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        return bytes(x).decode("utf-8", "backslashreplace")
+    if isinstance(x, (datetime.date, datetime.time)):  # a datetime is a date
+        return x.isoformat()
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return str(x)
+
+
+def _csv_cell(x: Any) -> Any:
+    x = _plain(x)
+    if x is None:
+        return ""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, (list, dict)):
+        return json.dumps(x, ensure_ascii=False)
+    return x
+
+
+def _cells(values: Any, cell: Any) -> list[Any]:
+    """A column's values as cells: ``cell`` applied unless they are text or whole numbers
+    already (a text or CSV input's str, an Arrow string or integer column)."""
+    if not hasattr(values, "to_pylist"):
+        return list(values)
+    out: list[Any] = values.to_pylist()
+    pa = _pyarrow("Arrow columns")
+    t = values.type
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t):
+        return out
+    return [cell(x) for x in out]
 
 
 class _CSVWriter:
@@ -429,8 +492,9 @@ class _CSVWriter:
         self.keep = keep
 
     def write(self, batch: _Batch, nodes: Any) -> None:
-        cols = [_cells(batch.columns[c]) for c in self.keep]
-        self.w.writerows(zip(_cells(batch.keys), nodes.tolist(), *cols, strict=True))
+        cols = [_cells(batch.columns[c], _csv_cell) for c in self.keep]
+        self.w.writerows(zip(_cells(batch.keys, _csv_cell), nodes.tolist(), *cols,
+                             strict=True))
 
     def close(self) -> None:
         self.text.flush()
@@ -443,20 +507,14 @@ class _JSONLinesWriter:
 
     def write(self, batch: _Batch, nodes: Any) -> None:
         names = ["key", "node", *self.keep]
-        cols = [_cells(batch.keys), nodes.tolist(), *(_cells(batch.columns[c])
-                                                        for c in self.keep)]
-        dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
+        cols = [_cells(batch.keys, _plain), nodes.tolist(),
+                *(_cells(batch.columns[c], _plain) for c in self.keep)]
+        dumps = json.JSONEncoder(ensure_ascii=False).encode
         self.stream.write("".join(dumps(dict(zip(names, row, strict=True))) + "\n"
                                   for row in zip(*cols, strict=True)).encode("utf-8"))
 
     def close(self) -> None:
         pass
-
-
-def _json_default(x: Any) -> Any:
-    if isinstance(x, (bytes, bytearray)):
-        return x.decode("utf-8", "backslashreplace")
-    return str(x)
 
 
 class _ParquetWriter:

@@ -30,17 +30,23 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(_common.to_json({"kind": "HashRing", "hash": ring.hash_name, "seed": ring.seed,
                        "vnodes": ring.vnodes, "fingerprint": ring.fingerprint(),
-                       "positions": len(ring.positions),
+                       "positions": len(ring.positions), "down": sorted(ring.down),
                        "nodes": [{"node": n, "weight": ring.weights[n],
-                                  "vnodes": int(c), "share": b.shares[n]}
+                                  "vnodes": int(c), "share": b.shares[n],
+                                  "down": n in ring.down}
                                  for n, c in zip(ring.nodes, counts, strict=True)],
                        "balance": {k: v for k, v in b.to_dict().items() if k != "shares"}}))
     else:
         print(f"HashRing: {len(ring)} nodes, {len(ring.positions)} positions, hash "
               f"{ring.hash_name}, seed {ring.seed}, {ring.vnodes} vnodes per unit weight")
-        print(f"fingerprint {ring.fingerprint()}\n")
+        print(f"fingerprint {ring.fingerprint()}")
+        if ring.down:
+            print(f"marked down: {', '.join(sorted(ring.down))} (their keys go to their next "
+                  "replicas)")
+        print()
         print(_common.table(["node", "weight", "vnodes", "share"],
-                    [[n, f"{ring.weights[n]:g}", str(int(c)), _common.pct(b.shares[n])]
+                    [[n + (" (down)" if n in ring.down else ""), f"{ring.weights[n]:g}",
+                      str(int(c)), _common.pct(b.shares[n])]
                      for n, c in zip(ring.nodes, counts, strict=True)]))
         exp = b.expected_max_over_mean
         print(f"\nmax/mean {b.max_over_mean:.3f} (typical for this layout: "

@@ -40,14 +40,15 @@ def add_parser(subparsers: Subparsers) -> None:
     m.add_argument("--dry-run", action="store_true", help="report what would move; write nothing")
     m.add_argument("--delete", action="store_true",
                    help="remove moved keys from their old servers (after the clients switched)")
-    m.add_argument("--batch-size", type=_common.positive, default=500,
+    m.add_argument("--batch-size", type=_common.batch, default=500,
                    help="keys per pipelined round trip (500)")
-    m.add_argument("--rate", type=float, default=None, metavar="KEYS_PER_S",
+    m.add_argument("--rate", type=_common.per_second, default=None, metavar="KEYS_PER_S",
                    help="at most this many keys per second (no limit)")
-    m.add_argument("--timeout", type=float, default=5.0, help="seconds per socket operation (5)")
+    m.add_argument("--timeout", type=_common.seconds, default=5.0,
+                   help="seconds per socket operation (5)")
     m.add_argument("--key-prefix", default="",
                    help="memcached: the key_prefix the clients add but do not hash")
-    m.add_argument("--db", type=_common.non_negative, default=0,
+    m.add_argument("--db", type=_common.redis_db, default=0,
                    help="redis: database number (0)")
     m.add_argument("--match", default=None, help="redis: only keys matching this SCAN pattern")
     m.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -77,10 +78,6 @@ def _size(n: int) -> str:
 def run(args: argparse.Namespace) -> int:
     if args.backend not in ("memcached", "redis"):
         raise UserError(f"unknown backend {args.backend!r} (available: memcached, redis)")
-    if args.rate is not None and not args.rate > 0:
-        raise UserError(f"--rate: expected a number of keys per second > 0, got {args.rate}")
-    if args.timeout <= 0:
-        raise UserError(f"--timeout: expected seconds > 0, got {args.timeout}")
     if args.backend == "redis":
         try:
             import redis  # noqa: F401

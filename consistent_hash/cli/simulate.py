@@ -31,7 +31,7 @@ def add_parser(subparsers: Subparsers) -> None:
                    help=f"keys (1,000,000; at most {MAX_KEYS:,})")
     s.add_argument("--nodes", type=_common.positive, default=8, metavar="N",
                    help=f"nodes before the change (8; 2 to {MAX_NODES:,})")
-    s.add_argument("--vnodes", type=_common.positive, default=160, metavar="N",
+    s.add_argument("--vnodes", type=_common.vnodes, default=160, metavar="N",
                    help="vnodes per node (160)")
     s.add_argument("--spread-vnodes", default="1,10,100,160,500", metavar="N,N,...",
                    help="vnode counts for the load table (1,10,100,160,500)")
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     counts = []
     for x in args.spread_vnodes.split(","):
         try:
-            counts.append(_common.positive(x.strip()))
+            counts.append(_common.vnodes(x.strip()))
         except argparse.ArgumentTypeError as e:
             raise UserError(f"--spread-vnodes: {e}") from None
     for v in (args.vnodes, *counts):

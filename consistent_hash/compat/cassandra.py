@@ -33,10 +33,9 @@ import numpy.typing as npt
 
 from consistent_hash import _containers, _format
 from consistent_hash._hashes import compat_hasher
-from consistent_hash._ring import _Ring, first_foreign, is_null, sort_pairs
-from consistent_hash._router import Router
+from consistent_hash._ring import first_foreign, is_null
+from consistent_hash._ringbase import RingLayout, build_ring
 from consistent_hash._validate import check_int, check_n, check_name
-from consistent_hash.ring import arc_shares
 
 __all__ = ["MAX_TOKEN", "MIN_TOKEN", "TokenRing", "murmur3_token", "murmur3_tokens"]
 
@@ -45,7 +44,7 @@ MAX_TOKEN = (1 << 63) - 1
 _FLIP: np.uint64 = np.uint64(1 << 63)
 _SERVER = compat_hasher("cassandra")
 _RAW = compat_hasher("cassandra_raw")
-KIND_TOKENRING = 23
+KIND_TOKENRING = _format.KINDS["TokenRing"]
 # A partition key: its serialized bytes (any bytes-like object) or a text key (str).
 TextKey = str | bytes | bytearray | memoryview
 
@@ -131,7 +130,7 @@ def _token(t: object, what: str = "token") -> int:
     return t
 
 
-class TokenRing(Router):
+class TokenRing(RingLayout):
     """A Cassandra token ring: each node owns (previous token, its token].
 
     Parameters
@@ -149,8 +148,8 @@ class TokenRing(Router):
     """
 
     __slots__ = ("_tokens",)
-    _kind = KIND_TOKENRING
-    _replicas = True
+    _kind = KIND_TOKENRING  # a ring (RingLayout): a down node's ranges go to their next
+    # replica, the tokens stay
 
     def __init__(self, tokens: Mapping[str, Iterable[int]] | None = None) -> None:
         self._lock = threading.Lock()
@@ -187,11 +186,9 @@ class TokenRing(Router):
             ^ _FLIP if names else np.empty(0, np.uint64)
         own = np.repeat(np.arange(len(names), dtype=np.int32),
                         [len(tokens[n]) for n in names]).astype(np.int32)
-        pos = np.ascontiguousarray(pos, dtype=np.uint64)
-        sort_pairs(pos, own)
-        core = _Ring(pos, own, names, _SERVER)
+        core = build_ring(pos, own, names, _SERVER)  # tokens are distinct: no ties
         self._tokens = tokens
-        self._core = core
+        self._set_core(core)
 
     # -- lookups ----------------------------------------------------------------------------
 
@@ -217,7 +214,7 @@ class TokenRing(Router):
         n = check_n(n)
         core = self._core
         core.check_nonempty()
-        r = min(n, len(core.nodes))
+        r = min(n, int(core.live))
         i = core.position_index(_token(token) + (1 << 63))
         return [core.nodes[j] for j in core.replica_table(r)[i]]
 
@@ -285,10 +282,9 @@ class TokenRing(Router):
         return [(t, core.nodes[o]) for t, o in zip(toks, core.owners.tolist(), strict=True)]
 
     def ownership(self) -> dict[str, float]:
-        """Each node's exact share of the token range (as ``nodetool status`` "Owns")."""
-        core = self._core
-        return dict(zip(core.nodes, arc_shares(core.positions, core.owners, len(core.nodes)),
-                        strict=True))
+        """Each node's exact share of the token range (as ``nodetool status`` "Owns"); a node
+        marked down receives 0 (its ranges go to their next replicas)."""
+        return super().ownership()
 
     def __contains__(self, node: object) -> bool:
         return node in self._tokens

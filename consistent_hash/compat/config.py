@@ -17,7 +17,7 @@ import os
 import re
 from typing import Any
 
-__all__ = ["SYSTEMS", "detect", "from_text", "load"]
+__all__ = ["SYSTEMS", "NameNeeded", "detect", "from_text", "load"]
 
 SYSTEMS = ("nginx", "haproxy", "envoy", "twemproxy")
 MAX_CONFIG_BYTES = 16 << 20
@@ -27,8 +27,23 @@ _HAPROXY = re.compile(r"(?m)^\s*(backend|listen)\s+\S+")
 _HAPROXY_SERVER = re.compile(r"(?m)^\s*server\s+\S+\s+\S+")
 _ENVOY = re.compile(r"""(?m)["']?(load_assignment|lb_policy|load_balancing_policy|"""
                     r"""static_resources|ring_hash_lb_config|maglev_lb_config)["']?\s*:""")
+_ENVOY_DUMP = re.compile(r"envoy\.admin\.v\d\w*\.(ClustersConfigDump|BootstrapConfigDump)")
 _TWEMPROXY_SERVERS = re.compile(r"(?m)^\s+servers\s*:")
 _TWEMPROXY_KEYS = re.compile(r"(?m)^\s+(listen|distribution|hash|hash_tag|auto_eject_hosts)\s*:")
+
+
+class NameNeeded(ValueError):
+    """A configuration holds several upstreams, backends, clusters or pools and none was
+    named: ``kind`` (their plural) and ``names`` say what to pick from, with ``name=`` here
+    (``message("--name")`` says it as the command line does)."""
+
+    def __init__(self, kind: str, names: list[str]) -> None:
+        self.kind, self.names = kind, list(names)
+        super().__init__(self.message("name="))
+
+    def message(self, how: str) -> str:
+        return (f"the configuration has several {self.kind}: pick one with {how} ("
+                + ", ".join(map(repr, self.names)) + ")")
 
 
 def detect(text: str) -> str:
@@ -39,7 +54,7 @@ def detect(text: str) -> str:
     found = []
     if _NGINX.search(text):
         found.append("nginx")
-    if _ENVOY.search(text):
+    if _ENVOY.search(text) or _ENVOY_DUMP.search(text):
         found.append("envoy")
     elif _TWEMPROXY_SERVERS.search(text) and _TWEMPROXY_KEYS.search(text):
         found.append("twemproxy")

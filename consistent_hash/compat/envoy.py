@@ -19,7 +19,7 @@ Keys: ``get(key)`` routes a key as a header hash policy routes that header's val
 (any hash policy); ``header_hash`` gives the hash of a header with several values.
 
 ``from_config(text)`` builds the router from an Envoy cluster (YAML, JSON, or a parsed dict;
-a whole bootstrap with ``static_resources.clusters`` too).
+a whole bootstrap with ``static_resources.clusters`` too, or an admin ``/config_dump``).
 """
 
 from __future__ import annotations
@@ -40,21 +40,22 @@ from consistent_hash import _format
 from consistent_hash._ring import (
     HASH_IDS,
     POINTS_HASH,
-    _EnvoyMaglev,
     _Hasher,
-    _Ring,
+    _MaglevTable,
     compat_points,
+    envoy_maglev_table,
     hash_bytes,
-    sort_points,
 )
+from consistent_hash._ringbase import build_ring
 from consistent_hash._router import Router
 from consistent_hash._validate import check_int
 from consistent_hash.algorithms.maglev import is_prime
+from consistent_hash.compat.config import NameNeeded
 
 __all__ = ["HASH_FUNCTIONS", "EnvoyMaglev", "EnvoyRingHash", "from_config", "header_hash"]
 
-KIND_ENVOY_RING = 80
-KIND_ENVOY_MAGLEV = 81
+KIND_ENVOY_RING = _format.KINDS["EnvoyRingHash"]
+KIND_ENVOY_MAGLEV = _format.KINDS["EnvoyMaglev"]
 
 HASH_FUNCTIONS = ("XX_HASH", "MURMUR_HASH_2")
 _POINT_HASH = {"XX_HASH": HASH_IDS["xxh64"], "MURMUR_HASH_2": HASH_IDS["envoy_murmur2"]}
@@ -425,14 +426,14 @@ class EnvoyRingHash(_EnvoyRouter):
         prefixes = [(hosts.keys[i] + "_").encode("utf-8") for i, _ in norm]
         pos, gen = compat_points(prefixes, np.array(counts, dtype=np.uint32), POINTS_HASH, 1,
                                  _POINT_HASH[self._hash_function])
-        sort_points(pos, gen)  # ties (equal 64-bit hashes: never seen) keep generation order
         own = order[gen] if len(gen) else gen
-        core = _Ring(pos, own, hosts.names, _key_hasher())
+        # ties (equal 64-bit hashes: never seen) keep the generation order
+        core = build_ring(pos, own, hosts.names, _key_hasher())
         per = dict.fromkeys(hosts.names, 0)
         for (i, _), c in zip(norm, counts, strict=True):
             per[hosts.names[i]] = c
         self._hosts, self._counts = hosts, per
-        self._core = core
+        self._set_core(core)
 
     # -- introspection ----------------------------------------------------------------------
 
@@ -548,8 +549,10 @@ class EnvoyMaglev(_EnvoyRouter):
     Examples
     --------
     >>> mg = EnvoyMaglev(["127.0.0.1:90", "127.0.0.1:91"], table_size=7)
-    >>> [mg.nodes[i] for i in mg.table][:3]
-    ['127.0.0.1:90', '127.0.0.1:91', '127.0.0.1:90']
+    >>> mg.nodes
+    ('127.0.0.1:90', '127.0.0.1:91')
+    >>> mg.table.tolist()  # the index into nodes of each table entry
+    [0, 1, 0, 1, 0, 1, 0]
     """
 
     __slots__ = ("_table_size",)
@@ -573,10 +576,12 @@ class EnvoyMaglev(_EnvoyRouter):
         entries = sorted(((hosts.keys[i].encode("utf-8"), i, w) for i, w in norm))
         offsets = [int(hash_bytes("xxh64", k, 0)) % m for k, _, _ in entries]
         skips = [int(hash_bytes("xxh64", k, 1)) % (m - 1) + 1 for k, _, _ in entries]
-        core = _EnvoyMaglev(hosts.names, _key_hasher(), m, offsets, skips,
-                            [w for _, _, w in entries], [i for _, i, _ in entries])
+        table = envoy_maglev_table(m, offsets, skips, [w for _, _, w in entries],
+                                   [i for _, i, _ in entries])
+        core = _MaglevTable(hosts.names, _key_hasher(), table, modulo=True,
+                            what="Maglev table")
         self._hosts = hosts
-        self._core = core
+        self._set_core(core)
 
     @property
     def table_size(self) -> int:
@@ -658,18 +663,83 @@ def _parse(text: Any) -> Any:
         raise ValueError(f"text is neither JSON nor YAML Envoy can read: {e}") from None
 
 
-def _clusters(doc: Any) -> list[dict[str, Any]]:
+# A mapping with one of these is a cluster (snake_case, as _snake leaves the keys).
+_CLUSTER_FIELDS = ("name", "lb_policy", "load_balancing_policy", "load_assignment",
+                   "eds_cluster_config", "ring_hash_lb_config", "maglev_lb_config",
+                   "common_lb_config")
+_NO_CLUSTER = ("the config holds no Envoy cluster (expected a cluster, a list of clusters, a "
+               "CDS response's resources, a bootstrap's static_resources.clusters or an admin "
+               "/config_dump)")
+
+
+def _clusters(doc: Any) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, str]]:
+    """The clusters of a document; the ones it names but cannot give (an admin /config_dump's
+    EDS clusters without their endpoints) and the ones that serve no traffic (its warming
+    clusters), each with why."""
     if isinstance(doc, list):
-        return _entries(doc, "the list of clusters")
+        return _entries(doc, "the list of clusters"), {}, {}
     if not isinstance(doc, Mapping):
-        raise ValueError("the config holds no Envoy cluster")
+        raise ValueError(_NO_CLUSTER)
+    if "configs" in doc:
+        return _dump_clusters(doc["configs"])
     if "static_resources" in doc:
         return _entries(_section(doc["static_resources"], "static_resources").get("clusters"),
-                        "static_resources.clusters")
+                        "static_resources.clusters"), {}, {}
     for key in ("clusters", "resources"):
         if key in doc and isinstance(doc[key], list):
-            return _entries(doc[key], key)
-    return [dict(doc)]
+            return _entries(doc[key], key), {}, {}
+    if not any(k in doc for k in _CLUSTER_FIELDS):
+        raise ValueError(_NO_CLUSTER)
+    return [dict(doc)], {}, {}
+
+
+def _dump_clusters(configs: Any
+                   ) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, str]]:
+    """An admin /config_dump (envoy.admin.v3.ConfigDump): the clusters serving traffic, static
+    and dynamic active (ClustersConfigDump; the bootstrap's static clusters without one), an
+    EDS cluster's endpoints taken from the EndpointsConfigDump (``?include_eds``)."""
+    clusters: list[dict[str, Any]] = []
+    boot: list[dict[str, Any]] = []
+    no_endpoints: dict[str, str] = {}
+    warming: dict[str, str] = {}
+    assignments: dict[str, dict[str, Any]] = {}
+    dumped = False
+    for entry in _entries(configs, "configs"):
+        kind = str(entry.get("@type", "")).rsplit(".", 1)[-1]
+        if kind == "ClustersConfigDump":
+            dumped = True
+            for key in ("static_clusters", "dynamic_active_clusters", "dynamic_warming_clusters"):
+                for e in _entries(entry.get(key), key):
+                    c = _section(e.get("cluster"), f"an entry of {key}: cluster")
+                    if key == "dynamic_warming_clusters":
+                        warming[str(c.get("name", ""))] = (
+                            "is still warming in this /config_dump: it serves no traffic yet")
+                    else:
+                        clusters.append(c)
+        elif kind == "EndpointsConfigDump":
+            for key in ("static_endpoint_configs", "dynamic_endpoint_configs"):
+                for e in _entries(entry.get(key), key):
+                    la = _section(e.get("endpoint_config"), f"an entry of {key}: endpoint_config")
+                    assignments[str(la.get("cluster_name", ""))] = la
+        elif kind == "BootstrapConfigDump":
+            static = _section(_section(entry.get("bootstrap"), "bootstrap").get(
+                "static_resources"), "bootstrap.static_resources")
+            boot = _entries(static.get("clusters"), "bootstrap.static_resources.clusters")
+    out = []
+    for c in clusters if dumped else boot:
+        c = {k: v for k, v in c.items() if k != "@type"}
+        if "load_assignment" not in c:
+            eds = _section(c.get("eds_cluster_config"), "eds_cluster_config")
+            service = str(eds.get("service_name") or c.get("name", ""))
+            if service in assignments:
+                c["load_assignment"] = assignments[service]
+            elif eds or c.get("type") == "EDS":
+                no_endpoints[str(c.get("name", ""))] = (
+                    f"takes its endpoints from EDS (service {service!r}) and this /config_dump "
+                    "holds none for it: fetch /config_dump?include_eds")
+                continue
+        out.append(c)
+    return out, no_endpoints, warming
 
 
 def _snake(doc: Any) -> Any:
@@ -780,9 +850,12 @@ def _policy(c: Mapping[str, Any], cname: str) -> tuple[str, dict[str, Any], dict
 def from_config(text: Any, name: str | None = None) -> EnvoyRingHash | EnvoyMaglev:
     """The router of an Envoy cluster with ring hash or Maglev load balancing.
 
-    ``text``: one cluster, a list of clusters, a CDS response (``resources``) or a whole
-    bootstrap (``static_resources.clusters``), as YAML (needs pyyaml), JSON, or a parsed dict;
-    with several clusters, ``name`` picks one (ValueError lists them otherwise).
+    ``text``: one cluster, a list of clusters, a CDS response (``resources``), a whole
+    bootstrap (``static_resources.clusters``) or an admin ``/config_dump`` (its static and
+    dynamic active clusters, an EDS cluster's endpoints from its ``EndpointsConfigDump``:
+    fetch it with ``?include_eds``), as YAML (needs pyyaml), JSON, or a parsed dict; with
+    several clusters, ``name`` picks one (``config.NameNeeded``, a ValueError, lists them
+    otherwise).
 
     Read: ``lb_policy: RING_HASH | MAGLEV`` with ``ring_hash_lb_config`` /
     ``maglev_lb_config`` and ``common_lb_config`` (``locality_weighted_lb_config``,
@@ -794,19 +867,24 @@ def from_config(text: Any, name: str | None = None) -> EnvoyRingHash | EnvoyMagl
     the choice would then depend on live state: ``hash_balance_factor`` (bounded loads),
     endpoints whose ``health_status`` is not HEALTHY / UNKNOWN, non-IP addresses without
     ``use_hostname_for_hashing``."""
-    clusters = [_snake(c) for c in _clusters(_parse(text))]
+    found, no_endpoints, warming = _clusters(_snake(_parse(text)))
+    clusters = [_snake(c) for c in found]
     names = [str(c.get("name", "")) for c in clusters]
+    if name is None and len(names) + len(no_endpoints) == 1:
+        name = (names or list(no_endpoints))[0]
     if name is not None:
+        why = {**warming, **no_endpoints}
+        if name in why and name not in names:
+            raise ValueError(f"cluster {name!r} {why[name]}")
         if name not in names:
             raise ValueError(f"no cluster named {name!r}; the config has: "
                              + (", ".join(map(repr, names)) or "no clusters"))
         c = clusters[names.index(name)]
-    elif len(clusters) == 1:
-        c = clusters[0]
+    elif not names and not no_endpoints:
+        raise ValueError("the config has no clusters" + "".join(
+            f"; cluster {n!r} {why}" for n, why in warming.items()))
     else:
-        raise ValueError("the config has " + (f"{len(clusters)} clusters: pass name= one of "
-                                             + ", ".join(map(repr, names))
-                                             if clusters else "no clusters"))
+        raise NameNeeded("clusters", names + list(no_endpoints))
     cname = str(c.get("name", ""))
     kind, opts, extra = _policy(c, cname)
     if extra.get("hash_balance_factor") not in (None, 0, "0"):

@@ -54,14 +54,15 @@ import numpy.typing as npt
 
 from consistent_hash import _format
 from consistent_hash._hashes import compat_hasher
-from consistent_hash._ring import _Ring, haproxy_avalanche, haproxy_points
-from consistent_hash._router import Router
+from consistent_hash._ring import haproxy_avalanche, haproxy_points
+from consistent_hash._ringbase import RingLayout, build_ring
+from consistent_hash.compat.config import NameNeeded
 
 __all__ = ["FUNCTIONS", "HAProxyBackend", "assign_ids", "from_config", "header_value",
            "uri_key", "url_param_value"]
 
 FUNCTIONS = ("sdbm", "djb2", "wt6", "crc32")
-KIND_HAPROXY = 65
+KIND_HAPROXY = _format.KINDS["HAProxyBackend"]
 BE_WEIGHT_SCALE = 16       # points per unit of weight
 SRV_EWGHT_RANGE = 4096     # 256 * 16: a server's point inputs are puid * 4096 + j
 MAX_WEIGHT = 256
@@ -118,7 +119,7 @@ def assign_ids(explicit: list[int | None]) -> list[int]:
 _Server = tuple[str, int, "int | None", bool, bool]
 
 
-class HAProxyBackend(Router):
+class HAProxyBackend(RingLayout):
     """A ``hash-type consistent`` backend, keys placed exactly as HAProxy 2.6 places them.
 
     Parameters
@@ -156,6 +157,7 @@ class HAProxyBackend(Router):
     _kind = KIND_HAPROXY
     _replicas = False
     _hash_shift = 32  # the 32-bit HAProxy hash sits in the high half of the core's positions
+    _walk_on = False  # a down server leaves the tree (its neighbours' midpoints move): rebuilt
 
     def __init__(self, servers: Iterable[str] = (), weights: Mapping[str, int] | None = None,
                  *, ids: Mapping[str, int] | None = None, disabled: Iterable[str] = (),
@@ -234,14 +236,14 @@ class HAProxyBackend(Router):
             raise ValueError(f"servers {a!r} and {b!r} have a point at the same place (ids "
                              "that differ by a multiple of 2**20): HAProxy's order between "
                              "equal points is not modelled; change an id")
-        pos = _midpoints(keys)
-        o2 = np.argsort(pos, kind="stable")
-        core = _Ring(pos[o2] << np.uint64(32), own[o2], tuple(s[0] for s in specs),
-                     compat_hasher(self._hash_id_name))
+        # The ring's positions are each point's last winning hash (HAProxy's nearest-point
+        # rule), in the points' order, so ties cannot arise (the points are distinct).
+        core = build_ring(_midpoints(keys) << np.uint64(32), own, tuple(s[0] for s in specs),
+                          compat_hasher(self._hash_id_name))
         self._servers = specs
         self._ids = tuple(puids)
         self._points, self._point_owners = keys, own
-        self._core = core
+        self._set_core(core)
 
     # -- changes ----------------------------------------------------------------------------
 
@@ -279,6 +281,10 @@ class HAProxyBackend(Router):
     def set_weight(self, name: str, weight: int) -> None:
         """Change a server's weight (0..256; ``set server be/name weight N``)."""
         self._replace(name, 1, _check_weight(weight, name))
+
+    def _remove_down(self, name: str) -> None:
+        # A down server leaves the tree, as a disabled one does; no server is renumbered.
+        self.disable(name)
 
     def disable(self, name: str) -> None:
         """Put a server in maintenance (the ``disabled`` keyword, or the server down)."""
@@ -356,17 +362,9 @@ class HAProxyBackend(Router):
         return owners
 
     def ownership(self) -> dict[str, float]:
-        """The exact share of the 2**32 hashes each server receives."""
-        pos = self._core.positions >> np.uint64(32)
-        out = {n: 0.0 for n in self.nodes}
-        if len(pos) == 0:
-            return out
-        lengths = np.empty(len(pos), dtype=np.uint64)
-        lengths[1:] = np.diff(pos)
-        lengths[0] = (int(pos[0]) - int(pos[-1])) % (1 << 32) or (1 << 32)
-        share = np.bincount(self._core.owners, weights=lengths.astype(np.float64),
-                            minlength=len(self.nodes)) / float(1 << 32)
-        return {n: float(s) for n, s in zip(self.nodes, share, strict=True)}
+        """The exact share of the 2**32 hashes each server receives (a server that is
+        disabled or marked down receives 0)."""
+        return super().ownership()
 
     def source_hash(self, address: str) -> int:
         """HAProxy's 32-bit hash for ``balance source`` of one client address: the IPv4
@@ -780,8 +778,7 @@ def from_config(text: str, name: str | None = None) -> HAProxyBackend:
         if not with_servers:
             raise ValueError("the config has no backend or listen section")
         if len(with_servers) > 1:
-            raise ValueError("the config has several backends: pass name= one of "
-                             + ", ".join(repr(s.name) for s in with_servers))
+            raise NameNeeded("backends", [s.name for s in with_servers])
         sec = with_servers[0]
     where = f"{sec.kind} {sec.name!r} (line {sec.lineno})"
     if sec.balance is None:

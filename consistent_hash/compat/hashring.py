@@ -31,6 +31,7 @@ import numpy.typing as npt
 from consistent_hash import _ring
 from consistent_hash._containers import route as _route
 from consistent_hash._hashes import compat_hasher
+from consistent_hash._ringbase import build_ring
 from consistent_hash._threads import resolve as _threads
 
 __all__ = ["HashRing"]
@@ -66,13 +67,11 @@ class HashRing:
                                  np.array(factors, dtype=np.uint32), _ring.POINTS_DIGEST, 3)
         # Points are generated node by node in list order; a point two nodes share belongs to
         # the later writer (hashring's ring is a dict).  A node listed twice is one node.
-        _ring.sort_points(pos, gen)
-        _ring.last_writer(pos, gen)
         unique: dict[Any, int] = {}
         for node in nodes:
             unique.setdefault(node, len(unique))
         to_unique = np.array([unique[n] for n in nodes] or [0], dtype=np.int32)
-        self._core = _ring._Ring(pos, to_unique[gen], tuple(unique), _HASHER)
+        self._core = build_ring(pos, to_unique[gen], tuple(unique), _HASHER, "last")
 
     # -- hashring's interface ----------------------------------------------------------------
 

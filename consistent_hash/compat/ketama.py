@@ -57,13 +57,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash import _format
+from consistent_hash import _containers, _format, _threads
 from consistent_hash._hashes import compat_hasher
 from consistent_hash._ring import POINTS_DIGEST, POINTS_HASH, _Ring, compat_points, sort_points
-from consistent_hash._router import Router
-from consistent_hash._validate import is_ip
+from consistent_hash._router import Key, Router
+from consistent_hash._validate import check_nulls, is_ip
 
-__all__ = ["KETAMA_MODES", "KetamaRing", "behaviors_mode", "point_counts"]
+__all__ = ["KETAMA_MODES", "REPLICA_ORDERS", "KetamaRing", "behaviors_mode", "point_counts"]
 
 KETAMA_MODES = ("ketama_weighted", "ketama", "consistent_weighted", "spy", "libketama",
                 "twemproxy", "spy_weighted")
@@ -73,7 +73,8 @@ _DEFAULT_HASH = {"ketama_weighted": "md5", "ketama": "one_at_a_time",
 # the modes that model libmemcached (they take unix socket paths as servers)
 _LIBMEMCACHED_MODES = ("ketama_weighted", "ketama", "consistent_weighted", "spy", "spy_weighted")
 _KEY_HASHES = {"md5": "ketama_md5", "one_at_a_time": "one_at_a_time"}
-KIND_KETAMA = 21
+KIND_KETAMA = _format.KINDS["KetamaRing"]
+REPLICA_ORDERS = ("continuum", "server_list")
 _MAX_WEIGHT = (1 << 32) - 1
 
 
@@ -160,6 +161,11 @@ class KetamaRing(Router):
         One of ``KETAMA_MODES`` (see the module docstring for which client setting each is).
     hash : {"md5", "one_at_a_time"}, optional
         The key hash, when it is not the mode's default.
+    replica_order : {"continuum", "server_list"}, default "continuum"
+        What ``replicas`` orders after a key's server: the next distinct servers clockwise on
+        the continuum, or the servers after it in the server list, wrapping round, which is
+        where libmemcached writes its ``num_replicas`` copies (``from_behaviors`` picks it
+        when the behaviors ask for replicas).
 
     Examples
     --------
@@ -168,13 +174,14 @@ class KetamaRing(Router):
     '10.0.0.2:11211'
     """
 
-    __slots__ = ("_mode", "_hash_name", "_specs", "_weights")
+    __slots__ = ("_mode", "_hash_name", "_specs", "_weights", "_replica_order")
     _kind = KIND_KETAMA
     _replicas = True
     _hash_shift = 32  # the 32-bit key hash sits in the high half of the core's positions
 
     def __init__(self, servers: Iterable[str] = (), weights: Mapping[str, int] | None = None,
-                 *, mode: str | None = None, hash: str | None = None) -> None:
+                 *, mode: str | None = None, hash: str | None = None,
+                 replica_order: str = "continuum") -> None:
         if mode is None:
             raise TypeError("KetamaRing needs mode=: one of " + ", ".join(KETAMA_MODES) +
                             ' (pylibmc {"ketama": True} is mode="ketama"; '
@@ -190,8 +197,12 @@ class KetamaRing(Router):
         if mode == "ketama_weighted" and hash != "md5":
             raise ValueError('mode="ketama_weighted" always hashes keys with MD5 (libmemcached '
                              'sets it); for one-at-a-time keys use mode="consistent_weighted"')
+        if replica_order not in REPLICA_ORDERS:
+            raise ValueError(f"replica_order must be one of {REPLICA_ORDERS}, got "
+                             f"{replica_order!r}")
         self._mode = mode
         self._hash_name = hash
+        self._replica_order = replica_order
         self._lock = threading.Lock()
         if isinstance(servers, str):
             raise TypeError("servers must be an iterable of 'host:port' strings, not a str")
@@ -238,7 +249,15 @@ class KetamaRing(Router):
         ignored.  ValueError for a name pylibmc does not know, a value it refuses, a layout
         that is not a ketama continuum (``modula``, libmemcached's default, ``random``,
         ``virtual bucket``) and what KetamaRing does not model (a key hash other than
-        ``"default"`` / ``"md5"``, ``_sort_hosts``, ``_hash_with_prefix_key``)."""
+        ``"default"`` / ``"md5"``, ``_sort_hosts``, ``_hash_with_prefix_key``).
+
+        ``num_replicas``: libmemcached (over the binary protocol, pylibmc ``binary=True``; the
+        text protocol stores no replicas) writes a key to its server and to the
+        ``num_replicas`` servers after that one *in the server list*, wrapping round, not to
+        the next servers on the continuum.  With it the ring has ``replica_order=
+        "server_list"``, so ``replicas(key, num_replicas + 1)`` names the servers that hold
+        the key.  libmemcached keeps the value as a 32-bit unsigned int (-1 is 4294967295
+        replicas, 2**32 is none), and so does this."""
         if isinstance(servers, str):
             raise TypeError("servers must be an iterable of pylibmc server strings, not a str")
         specs = [_strip_scheme(s) for s in servers]
@@ -247,7 +266,45 @@ class KetamaRing(Router):
             named = {_parse_server(k)[0]: w for k, w in weights.items()}
             ws = [named.get(_parse_server(s)[0], w) for s, w in zip(specs, ws, strict=True)]
         mode, hash = behaviors_mode(behaviors, any(w is not None and w > 1 for w in ws))
-        return cls(specs, weights, mode=mode, hash=hash)
+        replicas = (_flag(behaviors, "num_replicas") & 0xFFFFFFFF
+                    if behaviors and "num_replicas" in behaviors else 0)
+        return cls(specs, weights, mode=mode, hash=hash,
+                   replica_order="server_list" if replicas else "continuum")
+
+    # -- replicas ---------------------------------------------------------------------------
+
+    @property
+    def replica_order(self) -> str:
+        """``"continuum"`` or ``"server_list"`` (libmemcached's ``num_replicas``)."""
+        return self._replica_order
+
+    def replicas(self, key: Key, n: int) -> list[str]:
+        if self._replica_order == "continuum":
+            return super().replicas(key, n)
+        core, r = self._replica_count(n)
+        core.check_nonempty()
+        nodes, up = core.nodes, _up(core)
+        at = up.index(nodes.index(core.get(key)))
+        return [nodes[up[(at + x) % len(up)]] for x in range(r)]
+
+    def replica_indices(self, keys: Any, n: int, *, nulls: str = "raise",
+                        threads: int | None = None) -> npt.NDArray[np.int32]:
+        if self._replica_order == "continuum":
+            return super().replica_indices(keys, n, nulls=nulls, threads=threads)
+        core, r = self._replica_count(n)
+        self._check_keys(keys)
+        first = _containers.route(core, keys, None, nulls=check_nulls(nulls),
+                                  threads=_threads.resolve(threads))
+        # the servers after each key's in the list, wrapping round, past the ones marked down
+        up = np.array(_up(core), dtype=np.int32)
+        at = np.searchsorted(up, first)
+        rows = up[(at[:, None] + np.arange(r)) % max(len(up), 1)] if len(up) else np.empty(
+            (len(first), 0), dtype=np.int32)
+        rows[first < 0] = -1
+        return np.ascontiguousarray(rows, dtype=np.int32)
+
+    replicas.__doc__ = Router.replicas.__doc__
+    replica_indices.__doc__ = Router.replica_indices.__doc__
 
     # -- building ---------------------------------------------------------------------------
 
@@ -284,7 +341,7 @@ class KetamaRing(Router):
         sort_points(pos, own)  # ties: the earlier server first, as the originals' stable sort
         core = _Ring(pos, own, names, compat_hasher(_KEY_HASHES[self._hash_name]))
         self._specs, self._weights = specs, {n: ws[n] for n in names}
-        self._core = core
+        self._set_core(core)
 
     # -- changes ----------------------------------------------------------------------------
 
@@ -359,17 +416,21 @@ class KetamaRing(Router):
         return [s[0] if s[3] is None else f"{s[0]}:1 {s[3]}" for s in self._specs]
 
     def _state(self) -> tuple[Any, ...]:
-        return (self._servers(), dict(self._weights), self._mode, self._hash_name)
+        return (self._servers(), dict(self._weights), self._mode, self._hash_name,
+                self._replica_order)
 
     @classmethod
     def _from_state(cls, state: tuple[Any, ...]) -> KetamaRing:
-        servers, weights, mode, hash = state
-        return cls(servers, weights, mode=mode, hash=hash)
+        servers, weights, mode, hash, *order = state  # a pickle of before replica_order: 4
+        return cls(servers, weights, mode=mode, hash=hash, replica_order=(order or [
+            "continuum"])[0])
 
     def _payload(self) -> bytes:
         parts = [_format.pack_str(self._mode), _format.pack_str(self._hash_name),
                  _format.pack_names(self._servers())]
         parts += [struct.pack("<I", self._weights[s[0]]) for s in self._specs]
+        if self._replica_order != "continuum":  # absent: the payloads of before it, unchanged
+            parts.append(_format.pack_str(self._replica_order))
         return b"".join(parts)
 
     @classmethod
@@ -378,12 +439,21 @@ class KetamaRing(Router):
         servers = _format.read_names(r)
         counts = r.unpack(f"{len(servers)}I")
         weights = {_parse_server(s)[0]: int(w) for s, w in zip(servers, counts, strict=True)}
-        return cls(servers, weights, mode=mode, hash=hash)
+        order = _format.read_str(r) if r.remaining() else "continuum"
+        return cls(servers, weights, mode=mode, hash=hash, replica_order=order)
 
     def _repr_args(self) -> str:
         return (f"{list(self.nodes)!r}, mode={self._mode!r}"
                 + ("" if self._hash_name == _DEFAULT_HASH[self._mode]
-                   else f", hash={self._hash_name!r}"))
+                   else f", hash={self._hash_name!r}")
+                + ("" if self._replica_order == "continuum"
+                   else f", replica_order={self._replica_order!r}"))
+
+
+def _up(core: Any) -> list[int]:
+    """The indices of the servers not marked down, in server-list order."""
+    down = core.down
+    return [i for i, n in enumerate(core.nodes) if n not in down]
 
 
 def _check_weight(w: Any, server: str) -> None:

@@ -38,12 +38,13 @@ import numpy.typing as npt
 
 from consistent_hash import _format
 from consistent_hash._hashes import compat_hasher
-from consistent_hash._ring import _NginxHash, _Ring, health_ring, nginx_points, sort_points
-from consistent_hash._router import Router
+from consistent_hash._ring import _NginxHash, health_ring, nginx_points
+from consistent_hash._ringbase import RingLayout, build_ring
+from consistent_hash.compat.config import NameNeeded
 
 __all__ = ["NginxUpstream", "Upstream", "from_config", "parse_upstreams"]
 
-KIND_NGINX = 60
+KIND_NGINX = _format.KINDS["NginxUpstream"]
 POINTS_PER_WEIGHT = 160
 _MAX_WEIGHT = 1 << 20
 _MAX_TOTAL_POINTS = 1 << 26  # 67M points (800 MB); nginx's own ring would be as large
@@ -97,39 +98,41 @@ def _check_weight(w: Any, server: str) -> int:
 
 
 def _parse_server_line(spec: Any) -> tuple[str, int | None, bool]:
-    """'ADDRESS [weight=N] [down] [max_fails=N] ...' -> (address, weight or None, down)."""
+    """``"ADDRESS [weight=N] [down] [max_fails=N] ..."`` -> (address, weight or None, down)."""
     if not isinstance(spec, str):
         raise TypeError(f"a server must be a str as written in nginx.conf, got "
                         f"{type(spec).__name__!r}")
     words = spec.split()
     if not words:
         raise ValueError("bad server '': empty")
-    return _server_args(words[0], words[1:], spec)
+    return _server_args(words[0], words[1:])
 
 
-def _server_args(address: str, params: list[str], where: str) -> tuple[str, int | None, bool]:
+def _server_args(address: str, params: list[str]) -> tuple[str, int | None, bool]:
+    """A server's address and parameters -> (address, weight or None, down); the errors
+    name the server by its address (a config's reader adds the line)."""
     weight: int | None = None
     down = False
     for p in params:
         if p.startswith("weight="):
             v = p[7:]
             if not v.isdigit() or int(v) == 0:
-                raise ValueError(f"invalid parameter {p!r} in server {where!r}")
+                raise ValueError(f"server {address!r}: invalid parameter {p!r}")
             weight = _check_weight(int(v), address)
         elif p == "down":
             down = True
         elif p == "backup":
-            raise ValueError(f"server {where!r}: nginx's hash balancer does not support "
+            raise ValueError(f"server {address!r}: nginx's hash balancer does not support "
                              "'backup' (nginx -t: balancing method does not support parameter "
                              "\"backup\")")
         elif p.startswith(("max_fails=", "max_conns=", "fail_timeout=")):
             continue  # runtime limits: a server over them is skipped as if down (mark_down)
         else:
-            raise ValueError(f"invalid parameter {p!r} in server {where!r}")
+            raise ValueError(f"server {address!r}: invalid parameter {p!r}")
     return _check_server(address), weight, down
 
 
-class NginxUpstream(Router):
+class NginxUpstream(RingLayout):
     """An nginx ``upstream`` block balanced by ``hash $key [consistent]``.
 
     Parameters
@@ -167,6 +170,7 @@ class NginxUpstream(Router):
 
     __slots__ = ("_consistent", "_servers", "_weights", "_down")
     _kind = KIND_NGINX
+    _down_in_payload = True  # each server's `down` flag is in the payload, as in nginx.conf
     _hash_shift = 32  # hash(key) is CRC-32(key), carried in the top half of the core's hashes
 
     def __init__(self, servers: Iterable[str] = (), weights: Mapping[str, int] | None = None,
@@ -221,13 +225,8 @@ class NginxUpstream(Router):
             bases = [h + b"\0" + p for h, p in map(_split, names)]
             counts = np.array([POINTS_PER_WEIGHT * w for w in weights], dtype=np.uint32)
             pos, own = nginx_points(bases, counts)
-            sort_points(pos, own)  # stable: equal points keep server order
-            if len(pos):
-                keep = np.empty(len(pos), dtype=bool)
-                keep[0] = True
-                np.not_equal(pos[1:], pos[:-1], out=keep[1:])
-                pos, own = pos[keep], own[keep]  # nginx keeps the first of equal points
-            core: Any = _Ring(pos, own, names, compat_hasher("nginx_crc32"))
+            # nginx sorts its points stably and keeps the first of equal ones
+            core: Any = build_ring(pos, own, names, compat_hasher("nginx_crc32"), "first")
             if down:
                 core = health_ring(core, down)
         else:
@@ -344,13 +343,7 @@ class NginxUpstream(Router):
         """The exact share of the 32-bit key-hash space each server receives (consistent
         only; down servers receive 0)."""
         self._ring_only("ownership")
-        pts = self.points.astype(np.int64)
-        own = self.owners
-        lengths = np.empty(len(pts), dtype=np.int64)
-        lengths[1:] = np.diff(pts)
-        lengths[0] = pts[0] + (1 << 32) - pts[-1]  # (last point, 2**32) and [0, first point]
-        shares = np.bincount(own, weights=lengths, minlength=len(self._servers)) / (1 << 32)
-        return {s: float(x) for s, x in zip(self._servers, shares, strict=True)}
+        return super().ownership()
 
     def tries(self, keys: Any) -> npt.NDArray[np.uint32]:
         """Plain ``hash`` only: how many tries nginx makes for each key (1 unless the first
@@ -530,6 +523,7 @@ class Upstream:
     consistent: bool
     method: str
     servers: list[tuple[str, int, bool]] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)  # the line of each server
 
     def router(self) -> NginxUpstream:
         if self.key is None:
@@ -538,6 +532,14 @@ class Upstream:
                              "'hash $key;' and 'hash $key consistent;'")
         if not self.servers:
             raise ValueError(f"upstream {self.name!r} (line {self.line}) has no servers")
+        first: dict[str, int] = {}
+        for (address, _, _), line in zip(self.servers, self.lines, strict=False):
+            if address in first:
+                raise ValueError(f"line {line}: duplicate server {address!r} in upstream "
+                                 f"{self.name!r} (first on line {first[address]}): nginx would "
+                                 "give both the same points; write it once with the summed "
+                                 "weight")
+            first[address] = line
         return NginxUpstream([a for a, _, _ in self.servers],
                              {a: w for a, w, _ in self.servers},
                              consistent=self.consistent,
@@ -589,8 +591,12 @@ def parse_upstreams(text: str) -> list[Upstream]:
                 if "backup" in params and not hash_seen:
                     # accepted before `hash` is read; nginx's hash never uses backup servers
                     continue
-                address, w, down = _server_args(s.args[0], params, f"line {s.line}")
+                try:
+                    address, w, down = _server_args(s.args[0], params)
+                except ValueError as e:
+                    raise ValueError(f"line {s.line}: {e}") from None
                 up.servers.append((address, 1 if w is None else w, down))
+                up.lines.append(s.line)
         out.append(up)
     return out
 
@@ -604,8 +610,7 @@ def from_config(text: str, name: str | None = None) -> NginxUpstream:
         raise ValueError("no upstream block in the configuration")
     if name is None:
         if len(ups) > 1:
-            raise ValueError("the configuration has several upstreams, pass name= one of: "
-                             + ", ".join(u.name for u in ups))
+            raise NameNeeded("upstreams", [u.name for u in ups])
         return ups[0].router()
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, got {type(name).__name__!r}")

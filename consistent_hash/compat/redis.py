@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from consistent_hash import _containers, _format
 from consistent_hash._hashes import compat_hasher
-from consistent_hash._ring import _SlotTable
+from consistent_hash._ring import EmptyRingError, _SlotTable
 from consistent_hash._router import Key, Router
 from consistent_hash._validate import check_name
 
@@ -42,7 +42,7 @@ __all__ = ["SLOTS", "SlotMap", "SlotMove", "redis_slot", "redis_slots"]
 
 SLOTS = 16384
 _HASHER = compat_hasher("redis_slot")
-KIND_SLOTMAP = 22
+KIND_SLOTMAP = _format.KINDS["SlotMap"]
 
 
 def redis_slot(key: Key | float, bucket: int = SLOTS) -> int:
@@ -154,7 +154,7 @@ class SlotMap(Router):
 
     def _set(self, table: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> None:
         self._lock = threading.Lock()
-        self._core = _SlotTable(table, nodes, _HASHER)
+        self._set_core(_SlotTable(table, nodes, _HASHER))
 
     @classmethod
     def _from_table(cls, table: npt.NDArray[np.int32], nodes: tuple[str, ...]) -> SlotMap:
@@ -218,10 +218,13 @@ class SlotMap(Router):
     # -- lookups ----------------------------------------------------------------------------
 
     def get(self, key: Key) -> str:
-        """The node serving the key's slot; LookupError if the slot is unassigned."""
+        """The node serving the key's slot; LookupError if the slot is unassigned
+        (EmptyRingError, a LookupError, when the map has no nodes at all)."""
         s = _HASHER.hash(key)  # as the batch path: every router's keys (no floats)
         i = int(self._core.table[s])
         if i < 0:
+            if not self._core.nodes:
+                raise EmptyRingError("the slot map has no nodes")
             raise LookupError(f"slot {s} (of key {key!r}) is not assigned to any node")
         return self.nodes[i]
 

@@ -34,8 +34,10 @@ import numpy.typing as npt
 
 from consistent_hash import _format
 from consistent_hash._hashes import compat_hasher
-from consistent_hash._ring import POINTS_DIGEST, _Hasher, _Modula, _Ring, compat_points, sort_points
+from consistent_hash._ring import POINTS_DIGEST, _Hasher, _Modula, compat_points
+from consistent_hash._ringbase import build_ring
 from consistent_hash._router import Router
+from consistent_hash.compat.config import NameNeeded
 from consistent_hash.compat.ketama import point_counts
 
 __all__ = ["DISTRIBUTIONS", "HASHES", "TwemproxyPool", "from_config"]
@@ -44,7 +46,7 @@ __all__ = ["DISTRIBUTIONS", "HASHES", "TwemproxyPool", "from_config"]
 HASHES = ("one_at_a_time", "md5", "crc16", "crc32", "crc32a", "fnv1_64", "fnv1a_64",
           "fnv1_32", "fnv1a_32", "hsieh", "murmur", "jenkins")
 DISTRIBUTIONS = ("ketama", "modula")
-KIND_TWEMPROXY = 40
+KIND_TWEMPROXY = _format.KINDS["TwemproxyPool"]
 _DEFAULT_PORT = 11211          # a server on it is placed by its host alone (libmemcached's rule)
 _MAX_LABEL = 272               # nutcracker truncates a ketama label past 272 bytes
 _MAX_WEIGHT = (1 << 31) - 1    # nutcracker reads weights as a C int
@@ -259,9 +261,9 @@ class TwemproxyPool(Router):
             labels = np.array([c // 4 for c in counts], dtype=np.uint32)
             pos, gen = compat_points([servers[i].label + b"-" for i in live], labels,
                                      POINTS_DIGEST, 4)
-            sort_points(pos, gen)  # ties: nutcracker's server order (glibc's stable qsort)
             own = np.array(live, dtype=np.int32)[gen] if len(gen) else gen
-            core = _Ring(pos, own, nodes, hasher)
+            # ties: nutcracker's server order (glibc's stable qsort), the generation order
+            core = build_ring(pos, own, nodes, hasher)
         else:
             total = sum(ws[nodes[i]] for i in live)
             if total > _MAX_MODULA:
@@ -271,7 +273,7 @@ class TwemproxyPool(Router):
                               [ws[nodes[i]] for i in live]) if live else np.empty(0, np.int32)
             core = _Modula(table, nodes, hasher)
         self._servers, self._weights, self._ejected = servers, dict(ws), ejected
-        self._core = core
+        self._set_core(core)
 
     # -- changes ----------------------------------------------------------------------------
 
@@ -500,8 +502,7 @@ def from_config(config: str | bytes | Mapping[str, Any], name: str | None = None
     pools = [str(k) for k in doc]
     if name is None:
         if len(pools) != 1:
-            raise ValueError(f"the configuration has {len(pools)} pools ({', '.join(pools)}): "
-                             "pass name= to pick one")
+            raise NameNeeded("pools", pools)
         key: Any = next(iter(doc))
     else:
         matches = [k for k in doc if str(k) == name]

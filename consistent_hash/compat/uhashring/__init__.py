@@ -16,8 +16,9 @@ sends it to, in both of its modes:
 What runs differently: the ring is a compiled, sorted NumPy array, so building it, changing it
 and looking keys up run in C (and ``get_many`` / ``get_indices`` route whole batches); every
 change builds a new snapshot and swaps it in with one assignment, so readers in other threads
-never see a half-built ring (uhashring mutates its lists in place); and the ring pickles
-(uhashring's default mode does not: its hash is a lambda).
+never see a half-built ring (uhashring mutates its lists in place); the ring pickles
+(uhashring's default mode does not: its hash is a lambda); and ``node in ring`` and
+``iter(ring)`` (the node names) return, where uhashring's loop for ever.
 
 Keys are hashed as ``str(key)``, as uhashring does, so ``b"x"`` is hashed as the text
 ``"b'x'"``: that is uhashring's placement and we keep it so that nothing moves.  A new
@@ -36,7 +37,7 @@ import operator
 import threading
 from bisect import bisect
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -49,10 +50,9 @@ from consistent_hash._ring import (
     POINTS_MD5_BE64,
     _Ring,
     compat_points,
-    last_writer,
-    sort_points,
     walk_distinct,
 )
+from consistent_hash._ringbase import build_ring
 from consistent_hash._threads import resolve as _threads
 from consistent_hash.compat._keys import text_key, text_keys
 
@@ -213,9 +213,8 @@ class HashRing:
             gen = np.repeat(np.arange(len(names), dtype=np.int32),
                             [len(x) for x in parts]).astype(np.int32)
             points = {n: len(node_points[n]) for n in names}
-        sort_points(pos, gen)
-        last_writer(pos, gen)  # a point claimed twice belongs to its last writer, as in a dict
-        core = _Ring(pos, gen, names, self._hasher)
+        # a point claimed twice belongs to its last writer, as in a dict
+        core = build_ring(pos, gen, names, self._hasher, "last")
         with self._lock:
             self._nodes, self._node_points = nodes, node_points
             self._snap = _Snapshot(core, names, points)
@@ -329,6 +328,19 @@ class HashRing:
         return self._get(key, "instance")
 
     get_node_instance = __getitem__
+
+    def __contains__(self, nodename: object) -> bool:
+        """Whether ``nodename`` is a node of the ring (uhashring never returns: without this,
+        ``in`` falls back on ``ring[0]``, ``ring[1]``, ...)."""
+        try:
+            return nodename in self._nodes
+        except TypeError:  # an unhashable object is no node's name
+            return False
+
+    def __iter__(self) -> Iterator[Any]:
+        """The node names, as ``get_nodes()`` (uhashring yields ``ring[i]``'s instance for
+        ever)."""
+        return iter(list(self._nodes))
 
     def get(self, key: Any) -> Any:
         """Returns the node object dict matching the hashed key."""

@@ -1,0 +1,368 @@
+"""RingRouter: a consistent-hash ring is its points.
+
+Every ring of the library (HashRing, KetamaRing, TokenRing, the load balancers' rings, the
+drop-ins' snapshots) is built the same way: its recipe gives each node's points in the core's
+64-bit hash space, in the order the recipe generates them; the one ring builder of the core
+(``ring_points``) sorts them and applies the ring's tie rule to equal points; the snapshot is a
+``_Ring`` over them.  This module holds what they share: the builder's front (``build_ring``),
+the exact ``ownership()`` by arc length, and the public base ``RingRouter``, with which a
+subclass that supplies only ``points(node, weight)`` gets the whole router surface:
+
+>>> import struct
+>>> class Fastring(RingRouter):
+...     '''fastring's placement: xxh3_64(name + b"#" + u32_le(i)) for i < 160.'''
+...     def points(self, node, weight):
+...         name = node.encode()
+...         return self.hash_labels([name + b"#" + struct.pack("<I", i) for i in range(160)])
+>>> ring = Fastring(["a", "b", "c"])
+>>> ring.get("user:42") in ring, len(ring.positions)
+(True, 480)
+>>> ring.add("d"); round(sum(ring.ownership().values()), 12)
+1.0
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from consistent_hash import _containers, _format
+from consistent_hash._ring import (
+    TIES_FIRST,
+    TIES_KEEP,
+    TIES_LAST,
+    _Hasher,
+    _Ring,
+    ring_insert,
+    ring_points,
+    ring_remove,
+)
+from consistent_hash._router import HashedRouter, Router, weights_repr
+from consistent_hash._validate import check_name, check_node, check_weight, node_weights
+
+__all__ = ["TIES", "RingRouter", "arc_shares", "build_ring"]
+
+# The tie rules of equal points: "keep" every point, the one generated first first (the
+# default: with nodes generated in name order, the smaller name wins); "first": keep only the
+# first generated (nginx); "last": a run takes its last writer's owner (a dict {point: node}:
+# hashring, uhashring).
+TIES = {"keep": TIES_KEEP, "first": TIES_FIRST, "last": TIES_LAST}
+
+
+def build_ring(positions: Any, owners: Any, nodes: tuple[str, ...], hasher: _Hasher,
+               ties: str = "keep") -> _Ring:
+    """The ring snapshot of points given in generation order (positions in the core's 64-bit
+    space, owners indexing ``nodes``), through the core's one ring builder."""
+    pos, own = ring_points(positions, owners, TIES[ties])
+    return _Ring(pos, own, nodes, hasher)
+
+
+def arc_shares(positions: npt.NDArray[np.uint64], owners: npt.NDArray[np.int32], n: int
+               ) -> list[float]:
+    """Exact share of the hash space per node index, correctly rounded to a float.
+
+    Position i owns the arc (p[i-1], p[i]]; the first position also owns the wrap-around arc
+    (p[-1], 2**64) + [0, p[0]].  Arc lengths are summed per node exactly, in two 32-bit
+    halves (each half-sum fits in 64 bits), and divided by 2**64 as Python integers."""
+    V = len(positions)
+    if V == 0:
+        return [0.0] * n
+    arcs = np.empty(V, dtype=np.uint64)
+    arcs[1:] = np.diff(positions)
+    with np.errstate(over="ignore"):
+        arcs[0] = positions[0] - positions[-1]  # the wrap arc, mod 2**64
+    order = np.argsort(owners, kind="stable")
+    sorted_owners = owners[order]
+    starts = np.flatnonzero(np.r_[True, sorted_owners[1:] != sorted_owners[:-1]])
+    lo = np.add.reduceat(arcs[order] & np.uint64(0xFFFFFFFF), starts)
+    hi = np.add.reduceat(arcs[order] >> np.uint64(32), starts)
+    totals = [0] * n
+    for node, h, low in zip(sorted_owners[starts].tolist(), hi.tolist(), lo.tolist(),
+                            strict=True):
+        if node >= 0:
+            totals[node] = (h << 32) + low
+    if int(arcs[0]) == 0 and int(owners[0]) >= 0:  # one position value: all of the circle
+        totals[int(owners[0])] += 1 << 64
+    return [t / (1 << 64) for t in totals]
+
+
+class RingLayout(Router):
+    """What every ring router shares, whatever its recipe: the exact ownership, the layout
+    arrays, a down node's keys walking on to the next up node."""
+
+    __slots__ = ()
+    _replicas = True
+    _walk_on = True
+
+    def ownership(self) -> dict[str, float]:
+        """The exact share of the hash space each node receives (sums to 1; a node marked
+        down receives 0): arc lengths summed as integers."""
+        core = self._core
+        return dict(zip(core.nodes, arc_shares(core.positions, core.routing_owners,
+                                               len(core.nodes)), strict=True))
+
+
+class RingRouter(RingLayout, HashedRouter):
+    """A consistent-hash ring defined by its points: subclass it and define
+    ``points(node, weight)``.
+
+    Parameters
+    ----------
+    nodes : iterable of str, or mapping str -> weight
+        The nodes (weight 1.0 each for an iterable).
+    hash, seed
+        The key hash, as for HashRing ("xxh3", "xxh64", "murmur3", "md5" or a callable).
+
+    A subclass supplies ``points(node, weight)``: the node's positions, uint64 in ``[0,
+    2**64)`` (an array or a sequence of ints), in the order its recipe generates them;
+    ``hash_labels(labels)`` hashes byte strings with the ring's key hash, at C speed.  Class
+    attributes refine the ring:
+
+    - ``ties``: equal points from different nodes: ``"keep"`` (default; the node first in
+      ``nodes`` first, so by name unless ``ordered``), ``"first"`` (only the first generated
+      is kept) or ``"last"`` (the last generated owns them);
+    - ``ordered``: nodes keep the order given and added ones go last (default False: nodes are
+      sorted by name, so a ring depends only on its set of (node, weight) pairs);
+    - ``independent``: ``points`` depends only on the node and its weight (default True), so
+      ``add`` / ``remove`` / ``set_weight`` merge that node's points in O(V) instead of
+      rebuilding.
+
+    It gets the whole router surface: add / remove / set_weight / mark_down / mark_up, get /
+    get_many / get_indices / lookup / replicas with every key container, ``threads=`` and
+    ``nulls=``, ``==``, copy, pickle, ``to_bytes`` / ``from_bytes``, ``fingerprint``, the
+    exact ``ownership()`` and the exact ``movement`` / ``migration_plan`` analysis.  A
+    subclass whose constructor takes more options returns them from ``_options()`` (keyword
+    arguments, JSON values) so that copies and bytes rebuild it.
+    """
+
+    __slots__ = ("_weights", "_point_hasher")
+    _kind = _format.KINDS["RingRouter"]
+    ties: ClassVar[str] = "keep"
+    ordered: ClassVar[bool] = False
+    independent: ClassVar[bool] = True
+
+    _weights: dict[str, Any]
+
+    def __init__(self, nodes: Iterable[str] | Mapping[str, float] = (), *,
+                 hash: str | Callable[[bytes], int] = "xxh3", seed: int = 0) -> None:
+        hasher = self._init_hasher(hash, seed)
+        self._start(nodes, hasher)
+
+    def _start(self, nodes: Any, hasher: _Hasher) -> None:
+        """Build the first snapshot (a subclass constructor calls this last)."""
+        if self.ties not in TIES:
+            raise ValueError(f"{type(self).__name__}.ties must be one of {sorted(TIES)}, "
+                             f"got {self.ties!r}")
+        weights = self._node_weights(nodes)
+        if not self.ordered:
+            weights = {n: weights[n] for n in sorted(weights)}
+        self._point_hasher = hasher
+        core = self._build(tuple(weights), weights, hasher)
+        self._weights = weights
+        self._set_core(core)
+
+    # -- what a subclass supplies -------------------------------------------------------------
+
+    def points(self, node: str, weight: Any) -> Any:
+        """The positions of ``node`` at ``weight``, uint64, in generation order."""
+        raise NotImplementedError(f"{type(self).__name__} must define points(node, weight)")
+
+    def _node_weights(self, nodes: Any) -> dict[str, Any]:
+        return node_weights(nodes)
+
+    def _check_weight(self, weight: Any) -> Any:
+        return check_weight(weight)
+
+    def _options(self) -> dict[str, Any]:
+        """The constructor's keyword arguments beyond nodes, hash and seed."""
+        return {}
+
+    # -- building -----------------------------------------------------------------------------
+
+    def hash_labels(self, labels: Iterable[bytes]) -> npt.NDArray[np.uint64]:
+        """uint64 hashes of byte strings with this ring's key hash (for ``points``)."""
+        hasher = self._point_hasher
+        return _containers.hash_many(hasher, list(labels))
+
+    def _node_points(self, node: str, weight: Any) -> npt.NDArray[np.uint64]:
+        raw = self.points(node, weight)
+        try:
+            pts = _containers.as_hashes(raw)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{type(self).__name__}.points({node!r}, {weight!r}): "
+                          f"{str(e).replace('hashes', 'points')}") from None
+        return pts
+
+    def _ring_points(self, names: tuple[str, ...], weights: Mapping[str, Any]
+                     ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+        """Every node's points in generation order (node by node, in ``names`` order), with
+        their owners.  A recipe whose points depend on the whole node set overrides this."""
+        parts = [self._node_points(n, weights[n]) for n in names]
+        if not parts:
+            return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int32)
+        own = np.repeat(np.arange(len(names), dtype=np.int32), [len(p) for p in parts])
+        return np.concatenate(parts), own
+
+    def _build(self, names: tuple[str, ...], weights: Mapping[str, Any], hasher: _Hasher
+               ) -> _Ring:
+        pos, own = self._ring_points(names, weights)
+        return build_ring(pos, own, names, hasher, self.ties)
+
+    def _merges(self) -> bool:
+        return self.independent and self.ties == "keep"
+
+    def _commit(self, core: _Ring, weights: dict[str, Any]) -> None:
+        old = getattr(self, "_weights", None)
+        self._weights = weights  # before the core: a reader of both sees matching nodes
+        try:
+            self._set_core(core)
+        except BaseException:
+            if old is not None:
+                self._weights = old
+            raise
+
+    def _with_node(self, core: _Ring, name: str, weight: Any, r: int,
+                   names: tuple[str, ...]) -> _Ring:
+        """core with node ``name`` inserted at index r (owners from r renumbered)."""
+        pb = self._node_points(name, weight)
+        pb, ob = ring_points(pb, np.full(len(pb), r, dtype=np.int32))
+        pos, own, prefix = ring_insert(core, pb, ob, r)
+        return _Ring(pos, own, names, core.hasher, fresh=True, prefix=prefix)
+
+    # -- mutation -----------------------------------------------------------------------------
+
+    def add(self, node: str, weight: Any = 1.0) -> None:
+        """Add a node; only keys that now belong to it move (to it).  Raises ValueError if
+        the node is already present."""
+        name = check_node(node)
+        w = self._check_weight(weight)
+        with self._lock:
+            core, weights = self._layout_core(), self._weights
+            if name in weights:
+                raise ValueError(f"node {name!r} is already in the ring")
+            names = tuple(weights)
+            r = len(names) if self.ordered else bisect.bisect_left(names, name)
+            new_names = names[:r] + (name,) + names[r:]
+            ws = list(weights.values())
+            ws.insert(r, w)
+            new_weights = dict(zip(new_names, ws, strict=True))
+            if self._merges():
+                new = self._with_node(core, name, w, r, new_names)
+            else:
+                new = self._build(new_names, new_weights, core.hasher)
+            self._commit(new, new_weights)
+
+    def remove(self, node: str) -> None:
+        """Remove a node; only its keys move.  Raises KeyError if it is absent."""
+        check_name(node)
+        with self._lock:
+            core, weights = self._layout_core(), self._weights
+            if node not in weights:
+                raise KeyError(node)
+            names = tuple(weights)
+            r = names.index(node)
+            new_names = names[:r] + names[r + 1:]
+            new_weights = {n: w for n, w in weights.items() if n != node}
+            if self._merges():
+                pos, own, prefix = ring_remove(core, r)
+                new = _Ring(pos, own, new_names, core.hasher, fresh=True, prefix=prefix)
+            else:
+                new = self._build(new_names, new_weights, core.hasher)
+            self._commit(new, new_weights)
+
+    def set_weight(self, node: str, weight: Any) -> None:
+        """Change a node's weight; keys move only to or from it (for an independent recipe).
+        Raises KeyError if it is absent."""
+        check_name(node)
+        w = self._check_weight(weight)
+        with self._lock:
+            core, weights = self._layout_core(), self._weights
+            if node not in weights:
+                raise KeyError(node)
+            new_weights = dict(weights)
+            new_weights[node] = w
+            names = tuple(weights)
+            if self._merges():
+                r = names.index(node)
+                pos, own, prefix = ring_remove(core, r)
+                without = _Ring(pos, own, names[:r] + names[r + 1:], core.hasher, fresh=True,
+                                prefix=prefix)
+                new = self._with_node(without, node, w, r, names)
+            else:
+                new = self._build(names, new_weights, core.hasher)
+            self._commit(new, new_weights)
+
+    # -- introspection ------------------------------------------------------------------------
+
+    @property
+    def weights(self) -> dict[str, Any]:
+        """A copy of the node -> weight mapping."""
+        return dict(self._weights)
+
+    @property
+    def positions(self) -> npt.NDArray[np.uint64]:
+        """Read-only uint64 array of the ring's positions, ascending."""
+        positions: npt.NDArray[np.uint64] = self._core.positions
+        return positions
+
+    @property
+    def owners(self) -> npt.NDArray[np.int32]:
+        """Read-only int32 array: the node index owning each position."""
+        owners: npt.NDArray[np.int32] = self._core.owners
+        return owners
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._weights
+
+    def _repr_args(self) -> str:
+        opts = "".join(f", {k}={v!r}" for k, v in self._options().items())
+        return f"{weights_repr(self._weights)}{opts}{self._hash_repr()}"
+
+    # -- state and serialization --------------------------------------------------------------
+
+    def _state(self) -> tuple[Any, ...]:
+        return (dict(self._weights), self._hash_param(), self.seed, self._options())
+
+    @classmethod
+    def _from_state(cls, state: tuple[Any, ...]) -> RingRouter:
+        weights, hash, seed, options = state
+        return cls(weights, hash=hash, seed=seed, **options)
+
+    @classmethod
+    def _class_id(cls) -> str:
+        return f"{cls.__module__}.{cls.__qualname__}"
+
+    def _payload(self) -> bytes:
+        opts = json.dumps(self._options(), sort_keys=True, separators=(",", ":"))
+        return (_format.pack_str(self._class_id()) + self._hash_payload()
+                + _format.pack_weights(self._weights) + _format.pack_str(opts))
+
+    @classmethod
+    def _from_payload(cls, r: _format.Reader, **options: Any) -> RingRouter:
+        name = _format.read_str(r)
+        if name != cls._class_id():
+            raise _format.FormatError(f"data holds a {name} ring, not a {cls._class_id()}")
+        hash_name, seed = _format.read_hash(r)
+        weights = _format.read_weights(r)
+        try:
+            opts = json.loads(_format.read_str(r))
+        except ValueError:
+            raise _format.FormatError("data is damaged (options)") from None
+        if not isinstance(opts, dict):
+            raise _format.FormatError("data is damaged (options)")
+        return cls(weights, hash=hash_name, seed=seed, **opts)
+
+    @classmethod
+    def _fingerprint_name(cls) -> str:
+        for c in cls.__mro__:
+            if c is RingRouter:  # a ring defined outside the library: its own name
+                return cls._class_id()
+            if c.__module__.startswith("consistent_hash"):
+                return c.__name__
+        return cls._class_id()  # pragma: no cover
+

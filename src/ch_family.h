@@ -1,0 +1,109 @@
+/* What the modern family's kernels share (JumpBackHash, JumpBackAnchor, FlipHash, PowerCH,
+ * BinomialHash, AnchorHash, DxHash; one ch_<algo>.h each): exact bit operations and the batch
+ * kernels' block driver.
+ *
+ *   ch_fam_bsr32(x)    index of the highest set bit of x != 0 (Java's 31 - numberOfLeadingZeros)
+ *   ch_fam_bsr64(x)    the same for a uint64_t x != 0 (Rust's ilog2)
+ *   ch_fam_parity32(x) popcount(x) & 1: all that hash4j's `r0 >>> (bitCount(x) << 5)` uses of
+ *                      the count, since a Java long shift takes its count mod 64
+ *   ch_fam_sel32/64    c ? a : b without a branch; ch_fam_blocks, the batch kernels' driver
+ * AnchorHash's and DxHash's CRC-32C is the core's (ch_crc.h).
+ */
+#ifndef CH_FAMILY_H
+#define CH_FAMILY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ch_mix.h"
+#include "ch_crc.h"   /* CRC-32C (ch_crc32c_u64, _sw, _hw), the core's CRCs in one place */
+
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CH_FAM_INLINE static inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define CH_FAM_INLINE static __forceinline
+#else
+#define CH_FAM_INLINE static inline
+#endif
+
+CH_FAM_INLINE int ch_fam_bsr64(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return 63 ^ __builtin_clzll(x);
+#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64))
+    unsigned long r;
+    _BitScanReverse64(&r, x);
+    return (int)r;
+#else
+    int r = 0;
+    while (x >>= 1) r++;
+    return r;
+#endif
+}
+
+CH_FAM_INLINE int ch_fam_bsr32(uint32_t x) { return ch_fam_bsr64(x); }
+
+CH_FAM_INLINE uint32_t ch_fam_parity32(uint32_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return (uint32_t)__builtin_parity(x);
+#else
+    x ^= x >> 16;
+    x ^= x >> 8;
+    x ^= x >> 4;
+    x ^= x >> 2;
+    x ^= x >> 1;
+    return x & 1u;
+#endif
+}
+
+/* c ? a : b without a branch (c is 0 or 1): compilers turn chains of ?: back into jumps, which
+ * is the very cost the batch kernels' second passes avoid. */
+CH_FAM_INLINE uint32_t ch_fam_sel32(uint32_t c, uint32_t a, uint32_t b) {
+    return b ^ ((a ^ b) & (0u - c));
+}
+
+CH_FAM_INLINE uint64_t ch_fam_sel64(uint64_t c, uint64_t a, uint64_t b) {
+    return b ^ ((a ^ b) & ((uint64_t)0 - c));
+}
+
+/* The batch kernels work in blocks of CH_FAM_BLOCK keys (ch_fam_blocks): a first pass computes
+ * every key's common case without a branch and lists the keys whose answer it is not (an
+ * answer >= n); a second pass takes the listed keys one branch-free step further (its answer,
+ * or CH_FAM_OPEN); the full function finishes the rest.  The branch on "is this the common
+ * case" is what costs otherwise: at n just above a power of two it goes either way for half the
+ * keys.  The callbacks are always_inline and constant at every call, so each kernel compiles
+ * to three plain loops. */
+#define CH_FAM_BLOCK 256
+#define CH_FAM_OPEN 0xFFFFFFFFu
+
+typedef uint32_t (*ch_fam_step)(uint64_t key, const void *ctx);
+typedef int32_t (*ch_fam_full)(uint64_t key, const void *ctx);
+
+CH_FAM_INLINE void ch_fam_blocks(const uint64_t *h, size_t m, uint32_t n, int32_t *out,
+                                 const void *ctx, ch_fam_step first, ch_fam_step second,
+                                 ch_fam_full full) {
+    size_t base, j, k, e, ns, nw;
+    uint16_t slow[CH_FAM_BLOCK];
+    for (base = 0; base < m; base += CH_FAM_BLOCK) {
+        e = m - base < CH_FAM_BLOCK ? m - base : CH_FAM_BLOCK;
+        ns = 0;
+        for (j = 0; j < e; j++) {
+            uint32_t b = first(h[base + j], ctx);
+            out[base + j] = (int32_t)b;
+            slow[ns] = (uint16_t)j;
+            ns += b >= n;
+        }
+        nw = 0;
+        for (k = 0; k < ns; k++) {
+            uint32_t b = second(h[base + slow[k]], ctx);
+            out[base + slow[k]] = (int32_t)b;
+            slow[nw] = slow[k];
+            nw += b == CH_FAM_OPEN;
+        }
+        for (k = 0; k < nw; k++) out[base + slow[k]] = full(h[base + slow[k]], ctx);
+    }
+}
+
+#endif
