@@ -240,9 +240,6 @@ def ring_remove(
     """core's layout without owner r, owners above r renumbered - 1: (padded positions,
     owners, prefix index or None) for ``_Ring(..., fresh=True, prefix=...)``."""
 
-def _set_defer_max(n: int) -> int:
-    """The most positions a pending snapshot of ring_add holds; the old value."""
-
 def ring_add(core: _Ring, name: str, count: int) -> tuple[_Ring, int]:
     """(core with node name added with count vnode labels, its index): one pass."""
 

@@ -96,12 +96,23 @@ def resolve(threads: Any) -> int:
 
 
 def set_thread_placement(on: bool) -> bool:
-    """Keep the pool's woken workers off the calling thread's CPU (True, the default on
-    Linux) or leave them to the scheduler (False); returns the previous setting."""
+    """Keep the pool's woken workers off the calling thread's CPU (True, the default) or leave
+    them where the scheduler puts them (False); returns the previous setting.  Only Linux
+    places threads: elsewhere the setting is kept and changes nothing."""
     if not isinstance(on, (bool, np.bool_)):
         raise TypeError(f"on must be a bool, got {type(on).__name__!r}")
-    return _ring._set_placement(bool(on))
+    return bool(_ring._set_placement(bool(on)))
 
 
-if os.environ.get(PLACEMENT_ENV_VAR, "").strip() == "0":
-    set_thread_placement(False)
+def _placement_from_env() -> None:
+    value = os.environ.get(PLACEMENT_ENV_VAR, "").strip()
+    if value in ("", "1"):
+        return
+    if value == "0":
+        set_thread_placement(False)
+        return
+    warnings.warn(f"{PLACEMENT_ENV_VAR}={value!r} is neither 0 nor 1: placement stays on",
+                  RuntimeWarning, stacklevel=2)
+
+
+_placement_from_env()

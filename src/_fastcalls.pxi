@@ -50,7 +50,7 @@ cdef int _class_flags(object cls) except -1:
 
 cdef inline object _ring_get(_Ring core, object key):
     """_Router.get_key for a plain ring, with no virtual call."""
-    if core.live == 0 or core.pending:
+    if core.live == 0:
         core.check()
     cdef uint64_t h = core.hasher.hash_one(key)
     cdef int32_t i
@@ -152,7 +152,6 @@ cdef class _RouterBase:
         cdef _Hasher hs = core.hasher
         if core.live == 0 or hs.func is not None:
             return False
-        core.check()  # a pending ring's arrays (see ring_add)
         if self.flags() & _F_KEY_CHECK:
             self._check_keys(keys)
         cdef PyObject **items = PySequence_Fast_ITEMS(keys)

@@ -19,8 +19,6 @@ _I32 = np.dtype(np.int32)
 _U32 = np.dtype(np.uint32)
 _np_empty = np.empty
 _BARE = object()        # _Ring(_BARE): a snapshot the builders below fill in (_adopt)
-cdef Py_ssize_t _DEFER_MAX = 1 << 18            # positions a pending snapshot holds (ring_add)
-cdef PyThread_type_lock _build_lock = PyThread_allocate_lock()  # pending snapshots' merges
 
 
 cdef inline void *_buf(object arr, bint writable) except? NULL:
@@ -85,13 +83,6 @@ cdef class _Ring(_Router):
     cdef const uint32_t *idx
     cdef uint32_t n
     cdef int k
-    # A snapshot made by ring_add may be pending: its nodes, len and live are final, its arrays
-    # not built yet; the first call that needs them merges the added nodes' labels into the
-    # base's arrays in one pass (_materialize).  Every entry point that reads the arrays makes
-    # it ready first (check, ready); see ring_add.
-    cdef bint pending
-    cdef _Ring _base                    # pending: the built snapshot the nodes are added to
-    cdef tuple _adds                    # pending: (name, vnode count) of each added node
 
     def __cinit__(self, positions, owners=None, tuple nodes=None, _Hasher hasher=None, *,
                   bint fresh=False, prefix=None, route=None):
@@ -141,28 +132,11 @@ cdef class _Ring(_Router):
         """Take over this snapshot's arrays (padded positions and owners, and the prefix index
         and route layout when given, else built here from them): they are this ring's alone
         from now on, and never written again."""
-        self._init_ring(nodes, hasher, own.shape[0])
-        return self._take_arrays(padded, own, prefix, route)
-
-    cdef int _init_ring(self, tuple nodes, _Hasher hasher, Py_ssize_t V) except -1:
-        """What a snapshot knows before its arrays: nodes, hasher, size, the replica cache."""
-        cdef Py_ssize_t i
+        cdef Py_ssize_t V = own.shape[0], i
         self.init_router(nodes, hasher, "ring")
         self.has_replicas = True
         if V == 0:
             self.live = 0
-        self.n = <uint32_t>V
-        self._replica_tables = {}
-        self.nreps = len(nodes) + 1
-        self.reps = <const int32_t **>malloc(self.nreps * sizeof(int32_t *))
-        if self.reps == NULL:
-            raise MemoryError()
-        for i in range(self.nreps):
-            self.reps[i] = NULL
-        return 0
-
-    cdef int _take_arrays(self, padded, own, prefix, route) except -1:
-        cdef Py_ssize_t V = own.shape[0]
         self._padded = padded
         self._own_arr = own
         self.pos = <const uint64_t *>_buf(padded, False)
@@ -182,81 +156,13 @@ cdef class _Ring(_Router):
         self.R.n = self.n
         self.R.shift = 64 - self.k
         self.set_routing(own, route)
-        return 0
-
-    cdef int check(self) except -1:
-        if self.pending:
-            self._materialize()
-        return _Router.check(self)
-
-    cdef inline int ready(self) except -1:
-        """Build a pending snapshot's arrays (see ring_add); nothing for a built one."""
-        if self.pending:
-            self._materialize()
-        return 0
-
-    cdef int _materialize(self) except -1:
-        """A pending snapshot's arrays: its base's, with the added nodes' labels hashed,
-        sorted and merged in (ch_ring_merge: one pass, the base's owners renumbered), the
-        route layout written on the way, the prefix index built.  Under a lock taken without
-        holding the GIL while it waits, so a thread that comes while another builds them waits
-        for those (the GIL may be given up meanwhile, by the garbage collector running a
-        finalizer) instead of building its own."""
-        if not PyThread_acquire_lock(_build_lock, NOWAIT_LOCK):
-            with nogil:
-                PyThread_acquire_lock(_build_lock, WAIT_LOCK)
-        try:
-            if self.pending:
-                self._merge_pending()
-        finally:
-            PyThread_release_lock(_build_lock)
-        return 0
-
-    cdef int _merge_pending(self) except -1:
-        cdef _Ring base = self._base
-        cdef tuple adds = self._adds
-        cdef Py_ssize_t na = len(adds), nb = len(base.nodes), N = len(self.nodes), i, j, t
-        cdef size_t m = <size_t>self.n - base.n
-        names = [a[0] for a in adds]
-        counts = np.array([a[1] for a in adds], dtype=np.uint32)
-        # final index of each added node, and of each of the base's (a merge of sorted names)
-        cdef int32_t[::1] fin = np.empty(max(na, 1), dtype=np.int32)
-        for i in range(na):
-            fin[i] = <int32_t>_bisect_names(self.nodes, names[i])
-        mp = np.empty(max(nb, 1), dtype=np.int32)
-        cdef int32_t[::1] mv = mp
-        j = 0
-        for i in range(N):
-            if j < nb and self.nodes[i] is base.nodes[j]:
-                mv[j] = <int32_t>i
-                j += 1
-        if j != nb:
-            raise AssertionError("a pending ring's base nodes are not among its nodes")
-        pb = np.empty(max(<Py_ssize_t>m, 1), dtype=np.uint64)
-        ob = np.empty(max(<Py_ssize_t>m, 1), dtype=np.int32)
-        cdef uint64_t[::1] pbv = pb
-        cdef int32_t[::1] obv = ob
-        cdef const uint32_t[::1] cv = counts
-        if m:
-            _label_pairs(self.hasher, names, &cv[0], na, 0, &pbv[0], &obv[0])
-            for t in range(<Py_ssize_t>m):
-                obv[t] = fin[obv[t]]
-            _sort_pairs(&pbv[0], &obv[0], m)
-        cdef Py_ssize_t V = self.n
-        padded = _np_empty(V + CH_PAD, _U64)
-        own = _np_empty(V, _I32)
-        route = _np_empty(V + CH_PAD, _U64)
-        cdef uint64_t *po = <uint64_t *>_buf(padded, True)
-        cdef int32_t *oo = <int32_t *>_buf(own, True) if V else NULL
-        cdef uint64_t *qp = <uint64_t *>_buf(route, True)
-        cdef int b = ch_owner_bits(<size_t>N)
-        with nogil:
-            ch_ring_merge(base.pos, base.true_own, base.n, base.idx, base.k, &mv[0], &pbv[0],
-                          &obv[0], m, b, po, oo, qp)
-        self._take_arrays(padded, own, None, route)
-        self._base = None
-        self._adds = None
-        self.pending = False
+        self._replica_tables = {}
+        self.nreps = len(nodes) + 1
+        self.reps = <const int32_t **>malloc(self.nreps * sizeof(int32_t *))
+        if self.reps == NULL:
+            raise MemoryError()
+        for i in range(self.nreps):
+            self.reps[i] = NULL
         return 0
 
     def __dealloc__(self):
@@ -283,7 +189,6 @@ cdef class _Ring(_Router):
     cdef tuple views(self):
         """(positions, owners) as read-only arrays: views of the snapshot's own arrays, made
         read-only first (so no view of them can be made writeable), made on first use."""
-        self.ready()
         if self._views is None:
             _freeze(self._padded)
             _freeze(self._own_arr)
@@ -311,7 +216,6 @@ cdef class _Ring(_Router):
     def prefix_index(self):
         """The read-only prefix index: entry b is the number of positions whose top k bits
         are below b (k = log2(len - 1)), where the search for a hash starts."""
-        self.ready()
         _freeze(self._prefix)
         return self._prefix
 
@@ -369,7 +273,7 @@ cdef class _Ring(_Router):
     # The scalar paths, without the base's virtual call (a ring lookup is a few ns).
     def index(self, key):
         """Node index of one key."""
-        if self.live == 0 or self.pending:
+        if self.live == 0:
             self.check()
         return self.route1(self.hasher.hash_one(key))
 
@@ -379,7 +283,6 @@ cdef class _Ring(_Router):
 
     def replica_table(self, uint32_t r):
         """int32[V, r]: the first r distinct owners clockwise from each position (cached)."""
-        self.ready()
         t = self._replica_tables.get(r)
         if t is None:
             t = np.empty((self.n, r), dtype=np.int32)
@@ -599,7 +502,6 @@ cdef tuple _inserted(_Ring core, const uint64_t *pb, Py_ssize_t nb, int32_t r, b
     """(padded, owners, prefix or None, route or None) of core with owner r's sorted
     positions pb inserted (ch_ring_insert); route (routed: for len(core.nodes) + 1 nodes)
     and the prefix index (shifted from core's when its size stays) come from the same pass."""
-    core.ready()
     cdef Py_ssize_t na = core.n, v = na + nb
     padded = _np_empty(v + CH_PAD, _U64)
     own = _np_empty(v, _I32)
@@ -617,7 +519,6 @@ cdef tuple _inserted(_Ring core, const uint64_t *pb, Py_ssize_t nb, int32_t r, b
 cdef tuple _removed(_Ring core, int32_t r, bint routed):
     """(padded, owners, prefix or None, route or None) of core without owner r
     (ch_ring_remove); route for len(core.nodes) - 1 nodes."""
-    core.ready()
     cdef Py_ssize_t n = core.n, o
     padded = _np_empty(n + CH_PAD, _U64)
     own = _np_empty(n, _I32)
@@ -688,37 +589,11 @@ cdef Py_ssize_t _bisect_names(tuple names, str name) except -1:
     return lo
 
 
-# Adding nodes one at a time (a ring grown by add() calls) defers the merge: the snapshot
-# ring_add returns is pending, its nodes final and its arrays those of the last built
-# snapshot plus the added nodes' names, and the first call that reads it (a lookup, the
-# positions, another change than an add) merges every node added since in one pass.  So a
-# ring grown by k add() calls with no lookup between them costs one merge, not k; a lookup
-# after each add pays the one merge that add would have made.  At most _DEFER_MAX positions
-# wait (so the first lookup after a burst of adds waits for at most that merge), and only
-# where the GIL orders the fields a built snapshot publishes (a free-threaded build merges at
-# each add).
-def _set_defer_max(Py_ssize_t n):
-    """The most positions a pending snapshot holds (ring_add; a test hook); the old value."""
-    global _DEFER_MAX
-    old = _DEFER_MAX
-    _DEFER_MAX = n
-    return old
-
-
 def ring_add(_Ring core, str name, uint32_t count):
-    """(the snapshot of core with node name added with count vnode labels, its index).
-    Pending (see above) while core and the new node's labels hold at most _DEFER_MAX
-    positions; otherwise one pass over core's arrays (ch_ring_insert), which also writes the
-    new route layout and the shifted prefix index."""
+    """(the snapshot of core with node name added with count vnode labels, its index): one
+    pass over core's arrays (ch_ring_insert), which also writes the new route layout and the
+    shifted prefix index; the labels hashed and sorted as label_positions does."""
     cdef Py_ssize_t r = _bisect_names(core.nodes, name)
-    cdef _Ring new
-    if CH_GIL_BUILD and type(core) is _Ring and <Py_ssize_t>core.n + count <= _DEFER_MAX:
-        new = _Ring.__new__(_Ring, _BARE)
-        new._init_ring(_with_node(core.nodes, r, name), core.hasher, core.n + count)
-        new._base = core._base if core.pending else core
-        new._adds = (core._adds if core.pending else ()) + ((name, count),)
-        new.pending = True
-        return new, r
     cdef uint64_t *pb = <uint64_t *>malloc(max(count, 1) * sizeof(uint64_t))
     cdef int32_t *ob = <int32_t *>malloc(max(count, 1) * sizeof(int32_t))
     try:
@@ -730,7 +605,7 @@ def ring_add(_Ring core, str name, uint32_t count):
     finally:
         free(pb)
         free(ob)
-    new = _Ring.__new__(_Ring, _BARE)
+    cdef _Ring new = _Ring.__new__(_Ring, _BARE)
     new._adopt(padded, own, prefix, route, _with_node(core.nodes, r, name), core.hasher)
     return new, r
 

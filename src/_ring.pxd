@@ -131,9 +131,6 @@ cdef extern from "ch_search.h" nogil:
                         int32_t *oo, uint64_t *q)
     size_t ch_ring_remove(const uint64_t *pa, const int32_t *oa, size_t n, int32_t r, int b,
                           uint64_t *po, int32_t *oo, uint64_t *q, uint64_t *rem)
-    void ch_ring_merge(const uint64_t *pa, const int32_t *oa, size_t na, const uint32_t *idx,
-                       int k, const int32_t *map, const uint64_t *pb, const int32_t *ob,
-                       size_t nb, int b, uint64_t *po, int32_t *oo, uint64_t *q)
 
 cdef extern from "ch_mix.h" nogil:
     uint64_t ch_mix64(uint64_t z)

@@ -458,52 +458,6 @@ static inline void ch_ring_insert(const uint64_t *pa, const int32_t *oa, size_t 
     }
 }
 
-/* The ring (pa, oa, na; prefix index idx of k bits) with the sorted pairs (pb, ob)[0 .. nb)
- * of new owners merged in, the old owners renumbered through map (old index -> new): the
- * positions po (then CH_PAD UINT64_MAX), owners oo and route words q (+ CH_PAD pad) for b
- * owner bits, in (position, owner) order.  map keeps the old owners' order, so each run of
- * old positions between two new ones is copied whole. */
-static inline void ch_ring_merge(const uint64_t *pa, const int32_t *oa, size_t na,
-                                 const uint32_t *idx, int k, const int32_t *map,
-                                 const uint64_t *pb, const int32_t *ob, size_t nb, int b,
-                                 uint64_t *po, int32_t *oo, uint64_t *q) {
-    const uint64_t low = ((uint64_t)1 << b) - 1;
-    const int shift = 64 - k;
-    size_t i = 0, o = 0;
-    for (size_t j = 0; j <= nb; j++) {
-        size_t e = na;
-        uint64_t x = 0;
-        int32_t w = 0;
-        if (j < nb) {
-            x = pb[j];
-            w = ob[j];
-            e = na ? idx[x >> shift] : 0;
-            if (e < i) e = i;
-            while (e < na && pa[e] < x) e++;
-            while (e < na && pa[e] == x && map[oa[e]] < w) e++;
-        }
-        for (size_t t = i; t < e; t++) {  /* the run of old positions before x */
-            const int32_t v = map[oa[t]];
-            po[o] = pa[t];
-            oo[o] = v;
-            q[o] = (pa[t] & ~low) | ((uint64_t)(uint32_t)v & low);
-            o++;
-        }
-        i = e;
-        if (j < nb) {
-            po[o] = x;
-            oo[o] = w;
-            q[o] = (x & ~low) | ((uint64_t)(uint32_t)w & low);
-            o++;
-        }
-    }
-    const uint64_t pad = ~low | (o ? ((uint64_t)(uint32_t)oo[0] & low) : 0);
-    for (size_t t = 0; t < CH_PAD; t++) {
-        po[o + t] = ~(uint64_t)0;
-        q[o + t] = pad;
-    }
-}
-
 /* Bit t of the result: a[t] == r, for t < m <= 64. */
 static inline uint64_t ch__eq_mask64(const int32_t *a, size_t m, int32_t r) {
     uint64_t mask = 0;

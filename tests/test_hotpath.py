@@ -1,11 +1,13 @@
 """The hot path's machinery against independent references: the route layout's search (and its
 exact fallback) against np.searchsorted, the ring builder's sort against np.lexsort, rings grown
-by add() (merged when first used) against the ring built at once, the per-request and
-small-batch calls of the compiled base against the pipeline, and the pool's worker placement."""
+by add() against the ring built at once, the per-request and small-batch calls of the compiled
+base against the pipeline, and the pool's worker placement (results against threads=1, the
+workers' CPU masks read from /proc, the setting and its environment variable)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 
@@ -13,7 +15,7 @@ import numpy as np
 import pytest
 import xxhash
 
-from consistent_hash import HashRing, _ring, set_thread_placement
+from consistent_hash import HashRing, KetamaRing, _ring, set_thread_placement
 from consistent_hash._ring import label_positions, ring_add, sort_pairs
 
 MASK64 = (1 << 64) - 1
@@ -92,7 +94,8 @@ def test_sort_pairs_is_a_lexsort(n: int, kind: str) -> None:
 
 
 def test_large_layout_is_the_sorted_labels() -> None:
-    names = [f"node-{i}" for i in range(2000)]  # 320,000 positions: the radix path
+    names = sorted(f"node-{i}" for i in range(2000))  # 320,000 positions: the radix path;
+    # sorted, as a ring numbers its nodes
     ring = HashRing(names)
     pos = np.array([xxhash.xxh3_64_intdigest(f"{n}#{j}".encode()) for n in names
                     for j in range(160)], dtype=np.uint64)
@@ -109,7 +112,7 @@ def test_large_layout_is_the_sorted_labels() -> None:
     assert np.array_equal(p2, ring.positions) and np.array_equal(o2, ring.owners)
 
 
-# -- growing a ring ---------------------------------------------------------------------------------
+# -- growing a ring ------------------------------------------------------------------------------
 
 def _same(a: HashRing, b: HashRing) -> None:
     assert a == b and a.fingerprint() == b.fingerprint()
@@ -151,50 +154,13 @@ def test_growth_with_lookups_removals_and_weights_between() -> None:
             w = float(rng.choice([0.5, 3.0]))
             ring.set_weight(name, w)
             model[name] = w
-        if step % 7 == 0:  # a lookup now and then: the pending nodes are merged then
+        if step % 7 == 0:  # a lookup now and then, against the ring built at once
             built = HashRing(model)
             assert ring.get_many(keys).tolist() == built.get_many(keys).tolist()
     _same(ring, HashRing(model))
 
 
-def test_growth_past_the_deferred_size_merges_at_each_add() -> None:
-    names = [f"n{i}" for i in range(60)]
-    old = _ring._set_defer_max(160 * 20)  # 20 nodes' worth may wait, then each add merges
-    try:
-        ring = HashRing()
-        for n in names:
-            ring.add(n)
-    finally:
-        _ring._set_defer_max(old)
-    _same(ring, HashRing(names))
-
-
-def test_pending_ring_first_used_from_many_threads() -> None:
-    names = [f"n{i}" for i in range(200)]
-    keys = [f"k{i}" for i in range(4000)]
-    want = HashRing(names).get_many(keys).tolist()
-    for _ in range(5):
-        ring = HashRing()
-        for n in names:
-            ring.add(n)
-        results: list[list[str]] = []
-        errors: list[BaseException] = []
-
-        def read() -> None:
-            try:
-                results.append(ring.get_many(keys).tolist())
-            except BaseException as e:  # pragma: no cover - reported below
-                errors.append(e)
-
-        threads = [threading.Thread(target=read) for _ in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(30)
-        assert not errors and len(results) == 6 and all(r == want for r in results)
-
-
-def test_ring_add_chains_pending_snapshots_without_changing_them() -> None:
+def test_ring_add_chains_snapshots_without_changing_them() -> None:
     core = HashRing(["a", "c"])._core
     one, r1 = ring_add(core, "b", 160)
     two, r2 = ring_add(one, "d", 160)
@@ -205,7 +171,7 @@ def test_ring_add_chains_pending_snapshots_without_changing_them() -> None:
     assert len(one) == 480 and len(two) == 640
 
 
-# -- the compiled base's calls against the pipeline -------------------------------------------------
+# -- the compiled base's calls against the pipeline ----------------------------------------------
 
 def _all_routers():
     sys.path.insert(0, os.path.dirname(__file__))
@@ -226,7 +192,8 @@ def test_small_batches_and_get_are_the_pipelines(name: str, router, spec) -> Non
         assert router.get_indices(tuple(batch)).tolist() == slow.tolist()
         assert router.get_many(batch).tolist() == router._get_many_slow(batch).tolist()
         assert [router.get(k) for k in batch] == router.get_many(batch).tolist()
-        if spec.replicas:
+        # KetamaRing's server-list order is its own Python replicas, not the compiled one
+        if spec.replicas and getattr(router, "replica_order", "continuum") == "continuum":
             assert [router.replicas(k, 2) for k in batch] == \
                 [router._replicas_slow(k, 2) for k in batch]
 
@@ -250,6 +217,11 @@ def test_small_batch_errors_are_the_pipelines() -> None:
 
 # -- the pool's placement -----------------------------------------------------------------------
 
+LINUX_2CPU = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
+    reason="worker placement is Linux's, and needs two usable CPUs")
+
+
 def _cpus(text: str) -> frozenset[int]:
     """A Cpus_allowed_list ("0-3,6") as a set."""
     out: set[int] = set()
@@ -260,7 +232,7 @@ def _cpus(text: str) -> frozenset[int]:
 
 
 def _allowed_sets() -> set[frozenset[int]]:
-    """The CPU sets of this process's threads."""
+    """The CPU sets of this process's threads, from /proc."""
     out = set()
     for tid in os.listdir("/proc/self/task"):
         try:
@@ -273,22 +245,140 @@ def _allowed_sets() -> set[frozenset[int]]:
     return out
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
-                    reason="worker placement is Linux's, and needs two usable CPUs")
-def test_placement_keeps_workers_off_the_callers_cpu_and_turns_off() -> None:
+@pytest.fixture
+def split_every_batch():
+    """Every batch of two keys or more split over the pool (the threshold at 1), placement
+    back to what it was afterwards."""
+    old_min = _ring._set_parallel_min(1)
+    old = set_thread_placement(True)
+    try:
+        yield
+    finally:
+        set_thread_placement(old)
+        _ring._set_parallel_min(old_min)
+
+
+@pytest.mark.parametrize("placement", [True, False])
+def test_results_under_placement_are_the_serial_ones(split_every_batch, placement: bool) -> None:
+    set_thread_placement(placement)
+    rng = np.random.default_rng(6)
+    str_keys = [f"user:{i}" for i in rng.integers(0, 10**9, 30_011)]
+    inputs = {"list of str": str_keys, "tuple of str": tuple(str_keys),
+              "NumPy S": np.array(str_keys, dtype="S"), "NumPy U": np.array(str_keys),
+              "int64": rng.integers(-(2**62), 2**62, 30_011)}
+    h = rng.integers(0, 2**64, 30_011, dtype=np.uint64, endpoint=False)
+    ketama = KetamaRing([f"10.0.0.{i}:11211" for i in range(40)], mode="ketama")
+    for router in (HashRing([f"n{i}" for i in range(300)]), ketama):
+        for name, keys in inputs.items():
+            one = router.get_indices(keys, threads=1)
+            runs = _ring._parallel_runs()
+            for t in (2, 3, 8):
+                assert np.array_equal(router.get_indices(keys, threads=t), one), (name, t)
+            assert _ring._parallel_runs() >= runs + 3, f"{name}: never split over threads"
+            assert router.get_many(keys[:777], threads=2).tolist() == \
+                router.get_many(keys[:777], threads=1).tolist()
+        hr = h >> np.uint64(32) if router is ketama else h  # ketama's hashes are 32-bit
+        assert np.array_equal(router.lookup(hr, threads=2), router.lookup(hr, threads=1))
+    ring = HashRing([f"n{i}" for i in range(300)])
+    assert np.array_equal(ring.lookup(h, threads=2), searchsorted_owners(ring, h))
+
+
+def test_results_under_placement_from_many_threads(split_every_batch) -> None:
+    ring = HashRing([f"n{i}" for i in range(100)])
+    keys = np.array([f"k{i}" for i in range(50_000)], dtype="S")
+    want = ring.get_indices(keys, threads=1)
+    bad: list[str] = []
+
+    def work(t: int) -> None:
+        for i in range(20):
+            set_thread_placement(bool((i + t) % 3))  # toggled while other calls are in flight
+            if not np.array_equal(ring.get_indices(keys, threads=2), want):
+                bad.append(f"thread {t} call {i}")
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    assert not bad and not any(th.is_alive() for th in threads)
+
+
+@LINUX_2CPU
+def test_placement_keeps_workers_off_the_callers_cpu_and_turns_off(split_every_batch) -> None:
     ring = HashRing([f"n{i}" for i in range(50)])
     keys = np.array([f"k{i}" for i in range(200_000)], dtype="S")
     full = frozenset(os.sched_getaffinity(0))
+    one = ring.get_indices(keys, threads=1)
+    assert np.array_equal(ring.get_indices(keys, threads=2), one)
+    # the worker may run on every usable CPU but one (the one the caller was on)
+    assert any(len(full - s) == 1 and s < full for s in _allowed_sets())
+    assert set_thread_placement(False) is True
+    assert _allowed_sets() == {full}  # put back at once, before any call
+    assert np.array_equal(ring.get_indices(keys, threads=2), one)
+    assert _allowed_sets() == {full}
+    assert set_thread_placement(True) is False
+    assert np.array_equal(ring.get_indices(keys, threads=2), one)
+    assert any(len(full - s) == 1 and s < full for s in _allowed_sets())
+
+
+@pytest.mark.parametrize("bad", [1, 0, None, "yes", 1.0, np.int8(1)])
+def test_set_thread_placement_refuses_what_is_not_a_bool(bad: object) -> None:
     old = set_thread_placement(True)
     try:
-        one = ring.get_indices(keys, threads=1)
-        assert np.array_equal(ring.get_indices(keys, threads=2), one)
-        # the worker may run on every usable CPU but one (the one the caller was on)
-        assert any(len(full - s) == 1 and s < full for s in _allowed_sets())
-        assert set_thread_placement(False) is True
-        assert np.array_equal(ring.get_indices(keys, threads=2), one)
-        assert _allowed_sets() == {full}
+        with pytest.raises(TypeError, match=r"^on must be a bool, got"):
+            set_thread_placement(bad)  # type: ignore[arg-type]
+        assert set_thread_placement(True) is True  # unchanged by the refused call
     finally:
         set_thread_placement(old)
-    with pytest.raises(TypeError, match="bool"):
-        set_thread_placement(1)  # type: ignore[arg-type]
+
+
+def test_set_thread_placement_takes_numpy_bools_and_returns_the_old_setting() -> None:
+    old = set_thread_placement(np.bool_(False))
+    try:
+        assert set_thread_placement(True) is False
+        assert set_thread_placement(np.True_) is True
+    finally:
+        set_thread_placement(old)
+
+
+_PROBE = """
+import os, warnings
+warnings.simplefilter("error", RuntimeWarning)  # one at import: reported below
+try:
+    import numpy as np
+    from consistent_hash import HashRing, set_thread_placement
+except RuntimeWarning as e:
+    print("warning", e)
+    raise SystemExit(0)
+r = HashRing(["a", "b", "c"])
+r.get_indices(np.array([b"k%d" % i for i in range(300_000)]), threads=2)
+masks = set()
+for tid in os.listdir("/proc/self/task"):
+    for line in open(f"/proc/self/task/{tid}/status"):
+        if line.startswith("Cpus_allowed_list:"):
+            masks.add(line.split(":")[1].strip())
+print(set_thread_placement(True), len(masks))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("value,want", [
+    (None, "True"), ("", "True"), ("1", "True"), (" 1 ", "True"), ("0", "False"),
+    (" 0\n", "False"), ("off", "warning"), ("2", "warning"), ("false", "warning")])
+def test_the_environment_variable(value: str | None, want: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CONSISTENT_HASH_PLACEMENT"}
+    if value is not None:
+        env["CONSISTENT_HASH_PLACEMENT"] = value
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True,
+                         text=True, timeout=120, cwd=root)
+    assert out.returncode == 0, out.stderr
+    words = out.stdout.split()
+    if want == "warning":
+        assert words[0] == "warning" and "CONSISTENT_HASH_PLACEMENT" in out.stdout, out.stdout
+        assert repr(value) in out.stdout
+        return
+    assert words[0] == want, out.stdout
+    if len(os.sched_getaffinity(0)) >= 2:  # on: the worker's mask differs from the caller's
+        assert int(words[1]) == (2 if want == "True" else 1), out.stdout
