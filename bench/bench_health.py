@@ -2,7 +2,7 @@
 against add + remove on an all-up ring of the same size (the floor), and a batch lookup with a
 node down against the same lookup all up, one process.
 
-    python bench/bench_health.py [--nodes 100,2000,10000] [--rounds 15]
+    python bench/bench_health.py [--nodes 100,2000,10000] [--rounds 41]
 
 The three timings are interleaved round by round on three rings built alike (so load on a
 shared machine hits them alike); each figure is the best round. Before it times anything it
@@ -66,7 +66,7 @@ def case(n: int, rounds: int) -> tuple[float, float, float, float, float]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--nodes", default="100,2000,10000")
-    p.add_argument("--rounds", type=int, default=15)
+    p.add_argument("--rounds", type=int, default=41)
     args = p.parse_args(argv)
     print("| nodes x 160 vnodes | add + remove, all up (ms) | mark_down + mark_up (ms) | "
           "ratio | add + remove, one node down (ms) | ratio | lookup, all up (ns/key) | "

@@ -2,9 +2,10 @@
 
 For each of the five trees (bookworm amd64 3.11, trixie amd64 3.13, sid amd64 3.14, bookworm
 arm64 3.11 under qemu, sid s390x 3.14 under qemu) in a fresh venv: install the wheel for that
-interpreter and machine (on s390x, the wheel that the tree's gcc builds from the sdist: no
-manylinux wheel is made for s390x), then with ``CC`` unset and only the venv's bin on PATH (where
-no gcc or cc is found; the amd64 and arm64 trees have no compiler installed at all):
+interpreter and machine (on s390x, the wheel that the tree's own gcc, Cython and setuptools
+build from the sdist: no manylinux wheel is made for s390x), then with ``CC`` unset and only
+the venv's bin on PATH (where no gcc or cc is found; the amd64 and arm64 trees have no compiler
+installed at all):
 
 - ``python -m consistent_hash`` prints the main job;
 - SELECTION passes: the tests of every golden-vector file under tests/data, the hash functions,
@@ -97,6 +98,26 @@ def pytest_args(emulated: bool) -> str:
     return " ".join(FILES) + f' -k "{EMULATED_SELECTION if emulated else SELECTION}"'
 
 
+def build_requirements_check(pyproject: Path) -> str:
+    """A Python one-liner (no quotes of its own) that fails unless the interpreter's installed
+    distributions meet every ``name>=version`` bound of pyproject's [build-system] requires."""
+    with open(pyproject, "rb") as f:
+        requires = tomllib.load(f)["build-system"]["requires"]
+    bounds = []
+    for req in requires:
+        m = re.fullmatch(r"\s*([A-Za-z0-9_.-]+)\s*>=\s*([0-9.]+)\s*", req)
+        if not m:
+            raise SystemExit(f"pyproject.toml: build requirement {req!r} is not name>=version")
+        bounds.append((m.group(1), tuple(int(x) for x in m.group(2).split("."))))
+    return ("import importlib.metadata as m, re; "
+            f"b = {bounds!r}; "
+            "v = {n: tuple(int(x) for x in re.findall(r\"\\d+\", m.version(n))[:len(t)]) "
+            "for n, t in b}; "
+            "bad = [(n, v[n], t) for n, t in b if v[n] < t]; "
+            "print(\"build requirements:\", v); "
+            "assert not bad, bad").replace("'", '"')
+
+
 def run_target(target: Target, dist: Path, work: Path, artifacts: Path) -> dict[str, float]:
     """Install and test in one tree; writes this platform's artifacts to artifacts/<tree>.
     Returns the seconds each step took."""
@@ -116,15 +137,20 @@ def run_target(target: Target, dist: Path, work: Path, artifacts: Path) -> dict[
                               str(artifacts): "/mnt/art"}):
         t0 = time.monotonic()
         if target.wheel is None:
-            # the sdist built by the tree's gcc, in a venv of its own (NumPy: Debian's); at the
-            # -O3 users get, without debug info (CFLAGS comes after sysconfig's -g): under qemu
-            # the DWARF of a 40k-line module is minutes of the stage's longest step
+            # the sdist built in the tree with its own toolchain (Debian's gcc, cython3 and
+            # setuptools, no build isolation: PyPI's Cython is pure Python on s390x, half an
+            # hour under qemu), after checking that they meet pyproject's [build-system] bounds;
+            # at the -O3 users get, without debug info (CFLAGS comes after sysconfig's -g):
+            # under qemu the DWARF of a 40k-line module is minutes of the stage's longest step
+            bounds = build_requirements_check(run / "pyproject.toml")
             trees.run_in(tree, f"""
-                rm -rf /tmp/chbuild-sdist /tmp/chwheel && python3 -m venv /tmp/chbuild-sdist
+                rm -rf /tmp/chbuild-sdist /tmp/chwheel
+                python3 -m venv --system-site-packages /tmp/chbuild-sdist
+                /tmp/chbuild-sdist/bin/python -c '{bounds}'
                 CFLAGS=-g0 nice -n 19 /tmp/chbuild-sdist/bin/pip wheel -q --no-deps \
-                    -w /tmp/chwheel /mnt/dist/{sdist.name} 2>&1 \
+                    --no-build-isolation -w /tmp/chwheel /mnt/dist/{sdist.name} 2>&1 \
                     | grep -v '^WARNING: Location' || true
-                ls /tmp/chwheel/*.whl""", timeout=2700)  # Cython is pure Python on s390x
+                ls /tmp/chwheel/*.whl""", timeout=2700)
             wheel = "/tmp/chwheel/*.whl"
             times["build sdist"] = time.monotonic() - t0
         else:
