@@ -22,7 +22,7 @@ Sections (see bench/README.md, "The hot path"):
             build, each measured in its own process, the processes alternated
   threads   threads=2 beside threads=1 (NumPy S, list of str) while the other core runs a
             nice-19 compile loop, then a normal-priority CPU loop, both started here; medians
-            of alternated runs
+            of alternated runs, threads=2 also with the pool's placement off
   peer      fastring (Rust, PyO3; its wheels need CPython >= 3.13): get_node, get_node_batch,
             a 100-node build, add + remove, beside ours; skipped with the reason elsewhere
 
@@ -392,7 +392,7 @@ def _start_load(kind: str) -> subprocess.Popen[bytes]:
 
 
 def sec_threads(rep: Report, q: bool) -> None:
-    from consistent_hash import HashRing
+    from consistent_hash import HashRing, set_thread_placement
 
     if (os.cpu_count() or 1) < 2:
         rep.notes.append("threads: skipped (one core)")
@@ -401,37 +401,50 @@ def sec_threads(rep: Report, q: bool) -> None:
     keys = bench.make_keys(n, 20240601)
     s = np.array(keys, dtype="S")
     ring = HashRing(node_names(100))
-    out1, out2 = np.empty(n, np.int32), np.empty(n, np.int32)
+    out1, out2, out3 = (np.empty(n, np.int32) for _ in range(3))
     pairs = 5 if q else 21
-    for kind, floor in (("build", {"NumPy S": ">= 1.5", "list of str": ">= 1.4"}),
-                        ("cpu", {"NumPy S": ">= 0.95", "list of str": ">= 0.95"})):
-        load = _start_load(kind)
-        try:
-            time.sleep(1.0)
-            for case, x in (("NumPy S", s), ("list of str", keys)):
-                r: list[float] = []
-                t1s: list[float] = []
-                t2s: list[float] = []
-                for _ in range(pairs):  # wall time here: the second thread's time is the point
-                    a = time.perf_counter()
-                    ring.get_indices(x, out1, threads=1)
-                    b = time.perf_counter()
-                    ring.get_indices(x, out2, threads=2)
-                    c = time.perf_counter()
-                    t1s.append(b - a)
-                    t2s.append(c - b)
-                    r.append((b - a) / (c - b))
-                rep.check("threads=2 == threads=1", bool(np.array_equal(out1, out2)))
-                what = ("a nice-19 compile loop" if kind == "build"
-                        else "a normal-priority CPU loop")
-                rep.add("threads", f"threads=2, {case}, with {what} on the other core",
-                        statistics.median(t2s) * 1e9 / n, "ns/key", "threads=1",
-                        statistics.median(t1s) * 1e9 / n, floor[case],
-                        f"median of {pairs} alternated runs (wall time); ratios "
-                        f"{min(r):.2f}-{max(r):.2f}")
-        finally:
-            load.terminate()
-            load.wait()
+    placed = set_thread_placement(True)
+    try:
+        for kind, floor in (("build", {"NumPy S": ">= 1.5", "list of str": ">= 1.4"}),
+                            ("cpu", {"NumPy S": ">= 0.95", "list of str": ">= 0.95"})):
+            load = _start_load(kind)
+            try:
+                time.sleep(1.0)
+                for case, x in (("NumPy S", s), ("list of str", keys)):
+                    t1s: list[float] = []
+                    t2s: list[float] = []
+                    t3s: list[float] = []
+                    for _ in range(pairs):  # wall time: the second thread's time is the point
+                        a = time.perf_counter()
+                        ring.get_indices(x, out1, threads=1)
+                        b = time.perf_counter()
+                        ring.get_indices(x, out2, threads=2)
+                        c = time.perf_counter()
+                        set_thread_placement(False)  # the same, the workers left unplaced
+                        d = time.perf_counter()
+                        ring.get_indices(x, out3, threads=2)
+                        e = time.perf_counter()
+                        set_thread_placement(True)
+                        t1s.append(b - a)
+                        t2s.append(c - b)
+                        t3s.append(e - d)
+                    rep.check("threads=2 == threads=1", bool(np.array_equal(out1, out2)
+                                                             and np.array_equal(out1, out3)))
+                    r = [x1 / x2 for x1, x2 in zip(t1s, t2s, strict=True)]
+                    off = statistics.median(t1s) / statistics.median(t3s)
+                    what = ("a nice-19 compile loop" if kind == "build"
+                            else "a normal-priority CPU loop")
+                    rep.add("threads", f"threads=2, {case}, with {what} on the other core",
+                            statistics.median(t2s) * 1e9 / n, "ns/key", "threads=1",
+                            statistics.median(t1s) * 1e9 / n, floor[case],
+                            f"median of {pairs} alternated runs (wall time); ratios "
+                            f"{min(r):.2f}-{max(r):.2f}; placement off "
+                            f"(`set_thread_placement(False)`) {off:.2f}x")
+            finally:
+                load.terminate()
+                load.wait()
+    finally:
+        set_thread_placement(placed)
 
 
 def sec_peer(rep: Report, q: bool) -> None:

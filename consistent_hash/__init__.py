@@ -9,7 +9,7 @@ systems in ``consistent_hash.compat``) has the same surface, written once in
 
 from consistent_hash._ring import EmptyRingError
 from consistent_hash._ringbase import RingRouter
-from consistent_hash._threads import get_threads, set_threads
+from consistent_hash._threads import get_threads, set_thread_placement, set_threads
 from consistent_hash.algorithms import (
     AnchorHash,
     BinomialHash,
@@ -53,6 +53,7 @@ __all__ = [
     "murmur3_tokens",
     "redis_slot",
     "redis_slots",
+    "set_thread_placement",
     "set_threads",
     "vnode_count",
 ]

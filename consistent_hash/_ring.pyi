@@ -132,6 +132,9 @@ def _set_parallel_min(n: int) -> int:
     the old value."""
 def _get_parallel_min() -> int:
     """The smallest batch that may be split over threads."""
+
+def _set_placement(on: bool) -> bool:
+    """Whether the pool keeps woken workers off the calling thread's CPU; the old setting."""
 def _parallel_runs() -> int:
     """How many batches have been split over threads in this process (a test hook)."""
 

@@ -7,6 +7,12 @@ affinity where the platform has one, else ``os.cpu_count()``), or at the environ
 ``CONSISTENT_HASH_THREADS`` when it is set, and ``set_threads`` changes it.  Batches below a
 measured threshold stay on the calling thread whatever ``threads`` says (waking a worker costs
 more than it saves there), and the result never depends on the thread count.
+
+Placement (Linux): a worker woken for a call runs on any usable CPU but the calling thread's,
+so on a machine whose other cores are busy with low-priority work (a nice-19 build) it takes one
+of them instead of queueing behind the caller.  ``set_thread_placement(False)``, or
+``CONSISTENT_HASH_PLACEMENT=0`` in the environment, leaves the workers where the scheduler puts
+them (see src/ch_threads.h).
 """
 
 from __future__ import annotations
@@ -17,10 +23,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ENV_VAR", "check_threads", "get_threads", "resolve", "set_threads",
-           "usable_cores"]
+from consistent_hash import _ring
+
+__all__ = ["ENV_VAR", "PLACEMENT_ENV_VAR", "check_threads", "get_threads", "resolve",
+           "set_thread_placement", "set_threads", "usable_cores"]
 
 ENV_VAR = "CONSISTENT_HASH_THREADS"
+PLACEMENT_ENV_VAR = "CONSISTENT_HASH_PLACEMENT"
 
 
 def usable_cores() -> int:
@@ -84,3 +93,26 @@ def resolve(threads: Any) -> int:
     """The thread count a batch call runs with (validated; None: the process default)."""
     n = check_threads(threads)
     return _default if n is None else n
+
+
+def set_thread_placement(on: bool) -> bool:
+    """Keep the pool's woken workers off the calling thread's CPU (True, the default) or leave
+    them where the scheduler puts them (False); returns the previous setting.  Only Linux
+    places threads: elsewhere the setting is kept and changes nothing."""
+    if not isinstance(on, (bool, np.bool_)):
+        raise TypeError(f"on must be a bool, got {type(on).__name__!r}")
+    return bool(_ring._set_placement(bool(on)))
+
+
+def _placement_from_env() -> None:
+    value = os.environ.get(PLACEMENT_ENV_VAR, "").strip()
+    if value in ("", "1"):
+        return
+    if value == "0":
+        set_thread_placement(False)
+        return
+    warnings.warn(f"{PLACEMENT_ENV_VAR}={value!r} is neither 0 nor 1: placement stays on",
+                  RuntimeWarning, stacklevel=2)
+
+
+_placement_from_env()

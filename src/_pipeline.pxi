@@ -70,6 +70,12 @@ def _set_parallel_min(Py_ssize_t n):
     return old
 
 
+def _set_placement(bint on):
+    """Whether the pool keeps a woken worker off the calling thread's CPU (ch_threads.h,
+    Linux); returns the previous setting."""
+    return bool(ch_pool_placement(on))
+
+
 def _get_parallel_min():
     """The smallest batch that may be split over threads."""
     return _par_min

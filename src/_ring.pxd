@@ -85,6 +85,7 @@ cdef extern from "ch_threads.h" nogil:
     int ch_pool_start(ch_job *job, ch_job_fn fn, void *ctx, int k)
     void ch_pool_finish(ch_job *job)
     void ch_prefault(void *out, size_t bytes)
+    int ch_pool_placement(int on)
 
 # The compatibility hashes' building blocks (ketama points).
 cdef extern from "ch_compat_hash.h" nogil:

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Run the parallel tests against a ThreadSanitizer build of the compiled core: every batch
 # call that splits over the worker pool (ch_threads.h), from several Python threads at once,
-# while writers swap the router's snapshot. Any report fails the run (halt_on_error, and the
-# exit code TSan gives a run with reports). Builds in a scratch copy of the tree, so the
-# working tree is untouched; mirrors tools/asan.sh.
+# while writers swap the router's snapshot, and the pool's worker placement switched on and
+# off while calls are in flight (tests/test_hotpath.py). Any report fails the run
+# (halt_on_error, and the exit code TSan gives a run with reports). Builds in a scratch copy of
+# the tree, so the working tree is untouched; mirrors tools/asan.sh.
 #
 #   tools/tsan.sh [pytest args...]     default: the parallel tests (below)
 #
@@ -28,7 +29,8 @@ import consistent_hash._ring as r, sys
 print("TSan build:", r.__file__, file=sys.stderr)
 PY
 if [ "$#" -eq 0 ]; then
-  set -- tests/test_parallel.py tests/test_conformance_threads.py tests/test_threads.py
+  set -- tests/test_parallel.py tests/test_conformance_threads.py tests/test_threads.py \
+    tests/test_hotpath.py
 fi
 # TSan maps its shadow memory at fixed addresses, which high mmap randomisation can collide
 # with ("unexpected memory mapping"): run without address-space randomisation.

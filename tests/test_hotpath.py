@@ -1,0 +1,384 @@
+"""The hot path's machinery against independent references: the route layout's search (and its
+exact fallback) against np.searchsorted, the ring builder's sort against np.lexsort, rings grown
+by add() against the ring built at once, the per-request and small-batch calls of the compiled
+base against the pipeline, and the pool's worker placement (results against threads=1, the
+workers' CPU masks read from /proc, the setting and its environment variable)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+import xxhash
+
+from consistent_hash import HashRing, KetamaRing, _ring, set_thread_placement
+from consistent_hash._ring import label_positions, ring_add, sort_pairs
+
+MASK64 = (1 << 64) - 1
+
+
+def searchsorted_owners(ring: HashRing, h: np.ndarray) -> np.ndarray:
+    pos = ring.positions
+    return ring.owners[np.searchsorted(pos, h, side="left") % len(pos)]
+
+
+def forced(positions: dict[bytes, int]):
+    """xxh3, except for the labels given (a hash callable placing chosen vnodes)."""
+    def h(b: bytes) -> int:
+        return positions.get(b, xxhash.xxh3_64_intdigest(b))
+    return h
+
+
+# -- the route layout -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("nodes", [1, 2, 100, 3000])
+def test_route_layout_ties_in_the_high_bits_take_the_exact_search(nodes: int) -> None:
+    # The route words keep a position's bits above the owner bits; positions that differ from a
+    # key's hash only below them must still be decided on the full 64 bits.
+    b = max(1, (nodes - 1).bit_length())
+    rng = np.random.default_rng(nodes)
+    base = [int(x) << b for x in rng.integers(1, 1 << (60 - b), size=6)]
+    labels = {}
+    names = [f"n{i}" for i in range(nodes)]
+    for j, p in enumerate(base):  # a run of positions inside one 2^b block, of several owners
+        for t, off in enumerate((0, 1, 3, (1 << b) - 2)):
+            labels[f"{names[(j + t) % nodes]}#{j % 3}".encode()] = p + min(off, (1 << b) - 1)
+    top = ((MASK64 >> b) << b)  # the block of all ones above b, where the pad words sit
+    labels[f"{names[0]}#1".encode()] = top + 1
+    ring = HashRing(names, vnodes=4, hash=forced(labels))
+    probes = []
+    for p in [*base, top, 0]:
+        probes += [p - 1, p, p + 1, p + 2, p + 3, p + 4, p + (1 << b) - 1, p + (1 << b)]
+    probes += [MASK64, MASK64 - 1, top, top + 1, top + 2]
+    h = np.array([x & MASK64 for x in probes], dtype=np.uint64)
+    assert np.array_equal(ring.lookup(h, threads=1), searchsorted_owners(ring, h))
+    got = [ring._core.index_of_hash(int(x)) for x in h]
+    assert got == searchsorted_owners(ring, h).tolist()
+
+
+@pytest.mark.parametrize("nodes", [1, 7, 300, 70_000])
+def test_lookup_matches_searchsorted_at_every_size(nodes: int) -> None:
+    ring = HashRing([f"n{i}" for i in range(nodes)], vnodes=4 if nodes > 1000 else 160)
+    rng = np.random.default_rng(nodes)
+    pos = ring.positions
+    h = np.concatenate([rng.integers(0, 2**64, 50_000, dtype=np.uint64, endpoint=False),
+                        pos[::11], pos[::13] + np.uint64(1), pos[::17] - np.uint64(1),
+                        np.array([0, 1, MASK64], dtype=np.uint64)])
+    want = searchsorted_owners(ring, h)
+    assert np.array_equal(ring.lookup(h, threads=1), want)
+    assert np.array_equal(ring.lookup(h[:5], threads=1), want[:5])  # below the prefetch depth
+
+
+# -- the builder's sort ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [3, 1000, 70_000, 300_000])
+@pytest.mark.parametrize("kind", ["uniform", "small", "ties"])
+def test_sort_pairs_is_a_lexsort(n: int, kind: str) -> None:
+    rng = np.random.default_rng(n)
+    if kind == "uniform":
+        keys = rng.integers(0, 2**64, n, dtype=np.uint64, endpoint=False)
+    elif kind == "small":  # a degenerate custom hash: every key in one bucket of the top bits
+        keys = rng.integers(0, 5000, n).astype(np.uint64)
+    else:
+        keys = rng.integers(0, 2**64, max(1, n // 4), dtype=np.uint64, endpoint=False)[
+            rng.integers(0, max(1, n // 4), n)]
+    vals = rng.integers(0, 1 << 30, n).astype(np.int32)
+    order = np.lexsort((vals, keys))
+    k, v = keys.copy(), vals.copy()
+    sort_pairs(k, v)
+    assert np.array_equal(k, keys[order]) and np.array_equal(v, vals[order])
+
+
+def test_large_layout_is_the_sorted_labels() -> None:
+    names = sorted(f"node-{i}" for i in range(2000))  # 320,000 positions: the radix path;
+    # sorted, as a ring numbers its nodes
+    ring = HashRing(names)
+    pos = np.array([xxhash.xxh3_64_intdigest(f"{n}#{j}".encode()) for n in names
+                    for j in range(160)], dtype=np.uint64)
+    own = np.repeat(np.arange(len(names), dtype=np.int32), 160)
+    order = np.lexsort((own, pos))
+    assert np.array_equal(ring.positions, pos[order])
+    assert np.array_equal(ring.owners, own[order])
+    k = int(np.log2(len(ring._core.prefix_index) - 1))
+    tops = pos[order] >> np.uint64(64 - k)
+    idx = np.searchsorted(tops, np.arange(2**k + 1, dtype=np.uint64)).astype(np.uint32)
+    assert np.array_equal(ring._core.prefix_index, idx)
+    p2, o2 = label_positions(ring._core.hasher, [n.encode() for n in names],
+                             np.full(len(names), 160, dtype=np.uint32))
+    assert np.array_equal(p2, ring.positions) and np.array_equal(o2, ring.owners)
+
+
+# -- growing a ring ------------------------------------------------------------------------------
+
+def _same(a: HashRing, b: HashRing) -> None:
+    assert a == b and a.fingerprint() == b.fingerprint()
+    assert np.array_equal(a.positions, b.positions)
+    assert np.array_equal(a.owners, b.owners)
+    assert np.array_equal(a._core.prefix_index, b._core.prefix_index)
+
+
+@pytest.mark.parametrize("order", ["sorted", "reversed", "shuffled"])
+def test_a_ring_grown_by_add_is_the_ring_built_at_once(order: str) -> None:
+    names = [f"n{i}" for i in range(150)]
+    weights = {n: (0.5 + (i % 4) * 0.5) for i, n in enumerate(names)}
+    seq = sorted(names) if order == "sorted" else sorted(names, reverse=True)
+    if order == "shuffled":
+        seq = list(np.random.default_rng(1).permutation(names))
+    ring = HashRing()
+    for n in seq:
+        ring.add(n, weights[n])
+    _same(ring, HashRing(weights))
+
+
+def test_growth_with_lookups_removals_and_weights_between() -> None:
+    rng = np.random.default_rng(2)
+    keys = [f"k{i}" for i in range(3000)]
+    ring, model = HashRing(["a", "b"]), {"a": 1.0, "b": 1.0}
+    for step in range(120):
+        op = rng.integers(0, 10)
+        if op < 6 or len(model) < 2:
+            name = f"x{step}"
+            w = float(rng.choice([0.25, 1.0, 2.0]))
+            ring.add(name, w)
+            model[name] = w
+        elif op < 8:
+            name = sorted(model)[int(rng.integers(len(model)))]
+            ring.remove(name)
+            del model[name]
+        else:
+            name = sorted(model)[int(rng.integers(len(model)))]
+            w = float(rng.choice([0.5, 3.0]))
+            ring.set_weight(name, w)
+            model[name] = w
+        if step % 7 == 0:  # a lookup now and then, against the ring built at once
+            built = HashRing(model)
+            assert ring.get_many(keys).tolist() == built.get_many(keys).tolist()
+    _same(ring, HashRing(model))
+
+
+def test_ring_add_chains_snapshots_without_changing_them() -> None:
+    core = HashRing(["a", "c"])._core
+    one, r1 = ring_add(core, "b", 160)
+    two, r2 = ring_add(one, "d", 160)
+    assert (r1, r2) == (1, 3)
+    assert one.nodes == ("a", "b", "c") and two.nodes == ("a", "b", "c", "d")
+    assert np.array_equal(two.positions, HashRing(["a", "b", "c", "d"]).positions)
+    assert np.array_equal(one.positions, HashRing(["a", "b", "c"]).positions)
+    assert len(one) == 480 and len(two) == 640
+
+
+# -- the compiled base's calls against the pipeline ----------------------------------------------
+
+def _all_routers():
+    sys.path.insert(0, os.path.dirname(__file__))
+    from routers import NODES, ROUTERS
+    return [(s.name, s.make(NODES), s) for s in ROUTERS]
+
+
+@pytest.mark.parametrize("name,router,spec", _all_routers(), ids=lambda x: x
+                         if isinstance(x, str) else "")
+def test_small_batches_and_get_are_the_pipelines(name: str, router, spec) -> None:
+    keys: list[object] = [f"key{i}" for i in range(40)] + [b"bytes", "ünïcode", "x" * 300]
+    if spec.int_keys != "refused":
+        keys += [0, -1, 7, 2**62, 2**64 - 1, 2**70] if spec.int_keys == "hashed" else [5, 2**63]
+    for n in (1, 2, 10, len(keys)):
+        batch = keys[:n]
+        slow = router._get_indices_slow(batch)
+        assert router.get_indices(batch).tolist() == slow.tolist()
+        assert router.get_indices(tuple(batch)).tolist() == slow.tolist()
+        assert router.get_many(batch).tolist() == router._get_many_slow(batch).tolist()
+        assert [router.get(k) for k in batch] == router.get_many(batch).tolist()
+        # KetamaRing's server-list order is its own Python replicas, not the compiled one
+        if spec.replicas and getattr(router, "replica_order", "continuum") == "continuum":
+            assert [router.replicas(k, 2) for k in batch] == \
+                [router._replicas_slow(k, 2) for k in batch]
+
+
+def test_small_batch_errors_are_the_pipelines() -> None:
+    ring = HashRing(["a", "b"])
+    for bad in ([None], ["a", None], ["a", 1.5], [True]):
+        with pytest.raises(TypeError) as fast:
+            ring.get_indices(bad)
+        with pytest.raises(TypeError) as slow:
+            ring._get_indices_slow(bad)
+        assert str(fast.value) == str(slow.value)
+    assert ring.get_many([None, "a"], nulls="none").tolist() == [None, ring.get("a")]
+    with pytest.raises(ValueError, match="nulls"):
+        ring.get_many(["a"], nulls="nope")
+    with pytest.raises(TypeError, match="threads"):
+        ring.get_indices(["a"], threads=True)
+    with pytest.raises(TypeError, match="out"):
+        ring.get_indices(["a"], out=[0])
+
+
+# -- the pool's placement -----------------------------------------------------------------------
+
+LINUX_2CPU = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
+    reason="worker placement is Linux's, and needs two usable CPUs")
+
+
+def _cpus(text: str) -> frozenset[int]:
+    """A Cpus_allowed_list ("0-3,6") as a set."""
+    out: set[int] = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return frozenset(out)
+
+
+def _allowed_sets() -> set[frozenset[int]]:
+    """The CPU sets of this process's threads, from /proc."""
+    out = set()
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith("Cpus_allowed_list:"):
+                        out.add(_cpus(line.split(":", 1)[1].strip()))
+        except FileNotFoundError:  # pragma: no cover - a thread that just ended
+            pass
+    return out
+
+
+@pytest.fixture
+def split_every_batch():
+    """Every batch of two keys or more split over the pool (the threshold at 1), placement
+    back to what it was afterwards."""
+    old_min = _ring._set_parallel_min(1)
+    old = set_thread_placement(True)
+    try:
+        yield
+    finally:
+        set_thread_placement(old)
+        _ring._set_parallel_min(old_min)
+
+
+@pytest.mark.parametrize("placement", [True, False])
+def test_results_under_placement_are_the_serial_ones(split_every_batch, placement: bool) -> None:
+    set_thread_placement(placement)
+    rng = np.random.default_rng(6)
+    str_keys = [f"user:{i}" for i in rng.integers(0, 10**9, 30_011)]
+    inputs = {"list of str": str_keys, "tuple of str": tuple(str_keys),
+              "NumPy S": np.array(str_keys, dtype="S"), "NumPy U": np.array(str_keys),
+              "int64": rng.integers(-(2**62), 2**62, 30_011)}
+    h = rng.integers(0, 2**64, 30_011, dtype=np.uint64, endpoint=False)
+    ketama = KetamaRing([f"10.0.0.{i}:11211" for i in range(40)], mode="ketama")
+    for router in (HashRing([f"n{i}" for i in range(300)]), ketama):
+        for name, keys in inputs.items():
+            one = router.get_indices(keys, threads=1)
+            runs = _ring._parallel_runs()
+            for t in (2, 3, 8):
+                assert np.array_equal(router.get_indices(keys, threads=t), one), (name, t)
+            assert _ring._parallel_runs() >= runs + 3, f"{name}: never split over threads"
+            assert router.get_many(keys[:777], threads=2).tolist() == \
+                router.get_many(keys[:777], threads=1).tolist()
+        hr = h >> np.uint64(32) if router is ketama else h  # ketama's hashes are 32-bit
+        assert np.array_equal(router.lookup(hr, threads=2), router.lookup(hr, threads=1))
+    ring = HashRing([f"n{i}" for i in range(300)])
+    assert np.array_equal(ring.lookup(h, threads=2), searchsorted_owners(ring, h))
+
+
+def test_results_under_placement_from_many_threads(split_every_batch) -> None:
+    ring = HashRing([f"n{i}" for i in range(100)])
+    keys = np.array([f"k{i}" for i in range(50_000)], dtype="S")
+    want = ring.get_indices(keys, threads=1)
+    bad: list[str] = []
+
+    def work(t: int) -> None:
+        for i in range(20):
+            set_thread_placement(bool((i + t) % 3))  # toggled while other calls are in flight
+            if not np.array_equal(ring.get_indices(keys, threads=2), want):
+                bad.append(f"thread {t} call {i}")
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    assert not bad and not any(th.is_alive() for th in threads)
+
+
+@LINUX_2CPU
+def test_placement_keeps_workers_off_the_callers_cpu_and_turns_off(split_every_batch) -> None:
+    ring = HashRing([f"n{i}" for i in range(50)])
+    keys = np.array([f"k{i}" for i in range(200_000)], dtype="S")
+    full = frozenset(os.sched_getaffinity(0))
+    one = ring.get_indices(keys, threads=1)
+    assert np.array_equal(ring.get_indices(keys, threads=2), one)
+    # the worker may run on every usable CPU but one (the one the caller was on)
+    assert any(len(full - s) == 1 and s < full for s in _allowed_sets())
+    assert set_thread_placement(False) is True
+    assert _allowed_sets() == {full}  # put back at once, before any call
+    assert np.array_equal(ring.get_indices(keys, threads=2), one)
+    assert _allowed_sets() == {full}
+    assert set_thread_placement(True) is False
+    assert np.array_equal(ring.get_indices(keys, threads=2), one)
+    assert any(len(full - s) == 1 and s < full for s in _allowed_sets())
+
+
+@pytest.mark.parametrize("bad", [1, 0, None, "yes", 1.0, np.int8(1)])
+def test_set_thread_placement_refuses_what_is_not_a_bool(bad: object) -> None:
+    old = set_thread_placement(True)
+    try:
+        with pytest.raises(TypeError, match=r"^on must be a bool, got"):
+            set_thread_placement(bad)  # type: ignore[arg-type]
+        assert set_thread_placement(True) is True  # unchanged by the refused call
+    finally:
+        set_thread_placement(old)
+
+
+def test_set_thread_placement_takes_numpy_bools_and_returns_the_old_setting() -> None:
+    old = set_thread_placement(np.bool_(False))
+    try:
+        assert set_thread_placement(True) is False
+        assert set_thread_placement(np.True_) is True
+    finally:
+        set_thread_placement(old)
+
+
+_PROBE = """
+import os, warnings
+warnings.simplefilter("error", RuntimeWarning)  # one at import: reported below
+try:
+    import numpy as np
+    from consistent_hash import HashRing, set_thread_placement
+except RuntimeWarning as e:
+    print("warning", e)
+    raise SystemExit(0)
+r = HashRing(["a", "b", "c"])
+r.get_indices(np.array([b"k%d" % i for i in range(300_000)]), threads=2)
+masks = set()
+for tid in os.listdir("/proc/self/task"):
+    for line in open(f"/proc/self/task/{tid}/status"):
+        if line.startswith("Cpus_allowed_list:"):
+            masks.add(line.split(":")[1].strip())
+print(set_thread_placement(True), len(masks))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("value,want", [
+    (None, "True"), ("", "True"), ("1", "True"), (" 1 ", "True"), ("0", "False"),
+    (" 0\n", "False"), ("off", "warning"), ("2", "warning"), ("false", "warning")])
+def test_the_environment_variable(value: str | None, want: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CONSISTENT_HASH_PLACEMENT"}
+    if value is not None:
+        env["CONSISTENT_HASH_PLACEMENT"] = value
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True,
+                         text=True, timeout=120, cwd=root)
+    assert out.returncode == 0, out.stderr
+    words = out.stdout.split()
+    if want == "warning":
+        assert words[0] == "warning" and "CONSISTENT_HASH_PLACEMENT" in out.stdout, out.stdout
+        assert repr(value) in out.stdout
+        return
+    assert words[0] == want, out.stdout
+    if len(os.sched_getaffinity(0)) >= 2:  # on: the worker's mask differs from the caller's
+        assert int(words[1]) == (2 if want == "True" else 1), out.stdout
