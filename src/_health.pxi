@@ -20,77 +20,143 @@
 
 cdef class _HealthRing(_Ring):
     """A ring snapshot whose lookups skip down nodes.  positions and owners stay the layout;
-    only the routing owners (used by every lookup, replica table and walk) change."""
-    cdef object _eff
+    only the routing owners (used by every lookup, replica table and walk) change.
 
-    cdef int apply(self, frozenset down) except -1:
-        cdef Py_ssize_t k = len(self.nodes), i
+    A few down (at most CH_HEALTH_FEW, some node up): sparse.  The layout's route layout is
+    searched as it is and an answer that is a down node walks on from its position to the
+    first up owner (a byte per node says which are down): no pass over the positions at all,
+    so a membership change with a node down costs what it costs with every node up.  The
+    routing owners array (replica tables, walks, the analysis) is made on first use.  More
+    down: the routing owners and their route layout built in one O(V) pass."""
+    cdef object _eff
+    cdef object _mask
+    cdef object _ids
+    cdef const uint8_t *dmask
+    cdef bint sparse
+
+    cdef int apply(self, down) except -1:
+        """Route around the nodes named in down (names not in nodes are ignored)."""
+        cdef Py_ssize_t k = len(self.nodes)
         mask = np.zeros(max(k, 1), dtype=np.uint8)
-        mask[:k] = _node_mask(self.nodes, down)
-        ids = np.flatnonzero(mask[:k]).astype(np.int32)
-        eff = np.empty(max(<Py_ssize_t>self.n, 1), dtype=np.int32)
-        cdef const uint8_t[::1] mv = mask
-        cdef const int32_t[::1] iv = ids if len(ids) else np.zeros(1, dtype=np.int32)
+        ids, down = _node_ids(self.nodes, down)
+        mask[ids] = 1
         cdef int nd = <int>len(ids)
-        cdef int32_t[::1] ev = eff
-        # A few down: the layout's route layout copied, its down positions rewritten in the
-        # same pass as their owners (the search reads it); else built anew by set_routing.
-        q = None
-        cdef uint64_t *qp = NULL
-        cdef const uint64_t *qs = NULL
-        cdef int b = ch_owner_bits(<size_t>k)
-        cdef uint64_t low = ((<uint64_t>1) << b) - 1
-        if self.n and nd <= CH_HEALTH_FEW and self._route is not None:
-            q = _np_empty(<Py_ssize_t>self.n + CH_PAD, _U64)
-            qp = <uint64_t *>_buf(q, True)
-            qs = <const uint64_t *>_buf(self._route, False)
-        if self.n:
-            with nogil:
-                if nd <= CH_HEALTH_FEW:  # one copy, and only the down positions rewritten
-                    ch_health_owners_few(self.own, &iv[0], nd, self.n, &ev[0], qs, qp, low)
-                else:
-                    ch_health_owners(self.own, &mv[0], self.n, &ev[0])
-        if qp != NULL:  # the padding words repeat position 0's routing owner
-            for i in range(CH_PAD):
-                qp[self.n + i] = ~low | (<uint64_t>(<uint32_t>ev[0]) & low)
-        eff.flags.writeable = False
-        self._eff = eff
-        self.set_routing(eff, q)
+        cdef const uint8_t[::1] mv = mask
         self.down = down
         if self.n:
             self.live = k - nd
         if down:
             self.empty_message = "every node of the ring is marked down"
+        if nd == 0 or not self.n:
+            return 0
+        if nd <= CH_HEALTH_FEW and nd < k:
+            self.sparse = True
+            self._mask = mask
+            self._ids = ids
+            self.dmask = &mv[0]
+            return 0
+        eff = np.empty(<Py_ssize_t>self.n, dtype=np.int32)
+        cdef int32_t[::1] ev = eff
+        with nogil:
+            ch_health_owners(self.own, &mv[0], self.n, &ev[0])
+        eff.flags.writeable = False
+        self._eff = eff
+        self.set_routing(eff)
         return 0
+
+    cdef int _materialize(self) except -1:
+        """The routing owners array of a sparse snapshot, made once, on first use."""
+        if not self.sparse or self._eff is not None:
+            return 0
+        eff = np.empty(<Py_ssize_t>self.n, dtype=np.int32)
+        cdef int32_t[::1] ev = eff
+        cdef const int32_t[::1] iv = self._ids
+        cdef int nd = <int>len(self._ids)
+        with nogil:
+            ch_health_owners_few(self.true_own, &iv[0], nd, self.n, &ev[0], NULL, NULL, 0)
+        eff.flags.writeable = False
+        self._eff = eff
+        self.own = &ev[0]  # replica tables and walks read it; the search keeps the layout's
+        return 0
+
+    cdef inline int32_t _walk_up(self, uint64_t h) noexcept nogil:
+        """The first up owner at or clockwise after h's position (-1: none has a position)."""
+        cdef uint32_t i = ch_route_index(&self.R, h), steps = 0
+        while self.dmask[self.true_own[i]]:
+            i += 1
+            steps += 1
+            if i == self.n:
+                i = 0
+            if steps == self.n:
+                return -1
+        return self.true_own[i]
+
+    cdef void route(self, const uint64_t *h, Py_ssize_t m, int32_t *out) noexcept nogil:
+        cdef Py_ssize_t j
+        if not self.sparse:
+            _Ring.route(self, h, m, out)
+            return
+        ch_route_batch(&self.R, h, <size_t>m, out)
+        for j in range(m):
+            if self.dmask[out[j]]:
+                out[j] = self._walk_up(h[j])
+
+    cdef int32_t route1(self, uint64_t h) noexcept nogil:
+        if not self.sparse:
+            return _Ring.route1(self, h)
+        cdef int32_t i = ch_route1(&self.R, h)
+        return self._walk_up(h) if self.dmask[i] else i
+
+    cdef int64_t walk_steps(self):
+        self._materialize()
+        return self.n
+
+    cdef _build_replicas(self, t, uint32_t r):
+        self._materialize()
+        _Ring._build_replicas(self, t, r)
 
     @property
     def routing_owners(self):
         """int32[V]: the node each position routes to (the first up owner clockwise)."""
-        return self._eff[:self.n]
+        self._materialize()
+        return self.owners if self._eff is None else self._eff[:self.n]
 
 
-cdef object _node_mask(tuple nodes, frozenset down):
-    """uint8[len(nodes)]: 1 where the node is in down."""
-    mask = np.zeros(len(nodes), dtype=np.uint8)
-    if down:
-        if len(down) <= 16:
-            for name in down:
-                mask[nodes.index(name)] = 1
-        else:
-            index = {n: i for i, n in enumerate(nodes)}
-            for name in down:
-                mask[index[name]] = 1
-    return mask
+cdef tuple _node_ids(tuple nodes, down):
+    """(int32 ascending indices in nodes of the names of down that are in nodes, those names
+    as a frozenset)."""
+    cdef list ids = []
+    cdef list names = []
+    cdef Py_ssize_t k = len(nodes), i
+    if len(down) <= 16:  # a search of the tuple per name beats a dict of every node
+        for name in down:
+            # a ring's names are sorted (a bisection finds them); else a scan
+            i = _bisect_names(nodes, name) if type(name) is str else k
+            if not (i < k and nodes[i] == name):
+                try:
+                    i = nodes.index(name)
+                except ValueError:
+                    continue
+            ids.append(i)
+            names.append(name)
+    else:
+        index = {n: i for i, n in enumerate(nodes)}
+        for name in down:
+            i = index.get(name)
+            if i is not None:
+                ids.append(i)
+                names.append(name)
+    ids.sort()
+    return np.array(ids, dtype=np.int32), frozenset(names)
 
 
 def health_ring(_Ring core, down):
     """A snapshot of core's layout with the named nodes down (names not in core are ignored).
     The positions, owners and prefix index are core's own arrays (read-only, shared)."""
-    cdef frozenset d = frozenset(n for n in down if n in core.nodes)
-    # core's route layout too, so that only the health pass's own is built (in apply)
+    # core's route layout too: the sparse snapshot searches it as it is
     cdef _HealthRing hr = _HealthRing(core._padded, core.owners, core.nodes, core.hasher,
                                       fresh=True, prefix=core._prefix, route=core._route)
-    hr.apply(d)
+    hr.apply(down)
     return hr
 
 
@@ -103,7 +169,7 @@ def remapped_ring(_Ring inner, tuple nodes, down):
     own = table[inner.owners] if inner.n else np.empty(0, dtype=np.int32)
     cdef _HealthRing hr = _HealthRing(inner._padded, np.ascontiguousarray(own, dtype=np.int32),
                                       nodes, inner.hasher, fresh=True, prefix=inner._prefix)
-    hr.apply(frozenset(down))
+    hr.apply(down)
     return hr
 
 

@@ -156,3 +156,52 @@ def test_every_container_routes_around_down_nodes() -> None:
               pa.chunked_array([keys[:10], keys[10:]])):
         assert ring.get_many(c).tolist() == want
     assert "n0" not in want
+
+
+def _routing_model(ring: HashRing, down: set[str]) -> np.ndarray:
+    """Each position's routing owner by a plain backward walk (independent of ch_health)."""
+    own = [ring.nodes[i] for i in ring.owners.tolist()]
+    n = len(own)
+    out = [""] * n
+    first_up = next(o for o in own if o not in down)
+    cur = first_up
+    for i in range(n - 1, -1, -1):
+        if own[i] not in down:
+            cur = own[i]
+        out[i] = cur
+    return np.array([ring.nodes.index(o) for o in out], dtype=np.int32)
+
+
+@pytest.mark.parametrize("n_down", [1, 2, 5, 8, 9, 11])
+def test_few_and_many_down_route_as_the_model(n_down: int) -> None:
+    # up to 8 down, the snapshot searches the layout and walks on from a down answer; more
+    # down, it builds routing owners: both must route as the model, on every path
+    ring = HashRing({n: 1.0 + (i % 4) for i, n in enumerate(NODES)}, vnodes=30)
+    down = {NODES[(i * 7) % 12] for i in range(n_down)}
+    for n in sorted(down):
+        ring.mark_down(n)
+    keys = KEYS[:6000]
+    want = _expected(ring, down, keys)
+    assert ring.get_many(keys).tolist() == want
+    assert ring.get_many(keys, threads=2).tolist() == want
+    assert [ring.get(k) for k in keys[:400]] == want[:400]
+    hashes = ring.hash_many(keys)
+    assert ring.lookup(hashes).tolist() == [ring.nodes.index(n) for n in want]
+    assert np.array_equal(ring._core.routing_owners, _routing_model(ring, down))
+    up = [n for n in ring.nodes if n not in down]
+    reps = ring.replicas_many(keys[:500], len(up)).tolist()
+    assert [row[0] for row in reps] == want[:500]
+    assert all(sorted(row) == up for row in reps)
+    assert ring.replicas(keys[0], 2) == reps[0][:2]
+    # the edge hashes: 0, the last position (wrap) and 2**64 - 1
+    edges = np.array([0, int(ring.positions[-1]), 2**64 - 1], dtype=np.uint64)
+    assert ring.lookup(edges).tolist() == [
+        ring.nodes.index(_bisect_model_hash(ring, down, int(h))) for h in edges]
+
+
+def _bisect_model_hash(ring: HashRing, down: set[str], h: int) -> str:
+    pos = ring.positions.tolist()
+    own = [ring.nodes[i] for i in ring.owners.tolist()]
+    i = bisect.bisect_left(pos, h) % len(pos)
+    return next(own[(i + j) % len(pos)] for j in range(len(pos))
+                if own[(i + j) % len(pos)] not in down)
