@@ -42,25 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_algorithms import _best_ns as best_ns  # noqa: E402  (best of runs, ns per key)
 
 import consistent_hash  # noqa: E402
+import consistent_hash.algorithms as alg  # noqa: E402
 from consistent_hash import HashRing  # noqa: E402
-from consistent_hash.algorithms import (  # noqa: E402
-    AnchorHash,
-    BinomialHash,
-    DxHash,
-    FlipHash,
-    JumpBackAnchorHash,
-    JumpBackHash,
-    JumpHash,
-    Maglev,
-    MementoHash,
-    MultiProbe,
-    PowerHash,
-    Rendezvous,
-    binomial_bucket,
-    fliphash_bucket,
-    jumpback_bucket,
-    power_bucket,
-)
 
 SIZES = [10, 100, 1_000, 10_000, 100_000, 1_000_000]
 
@@ -69,32 +52,32 @@ def names(n: int) -> list[str]:
     return [f"node-{i}" for i in range(n)]
 
 
-def _maglev(n: int) -> Maglev:
+def _maglev(n: int) -> alg.Maglev:
     from consistent_hash.algorithms.maglev import _next_prime
-    return Maglev(names(n), table_size=_next_prime(max(101 * n, 1009)))
+    return alg.Maglev(names(n), table_size=_next_prime(max(101 * n, 1009)))
 
 
 # name -> (build with n nodes, the largest n it is run at, removal: "any" or "lifo", old/new)
 ALGOS: dict[str, tuple[Callable[[int], Any], int, str, str]] = {
     "HashRing (160 vnodes)": (lambda n: HashRing(names(n)), 100_000, "any", "old"),
-    "JumpHash (Guava)": (lambda n: JumpHash(names(n)), 1_000_000, "lifo", "old"),
-    "Rendezvous": (lambda n: Rendezvous(names(n)), 1_000, "any", "old"),
+    "JumpHash (Guava)": (lambda n: alg.JumpHash(names(n)), 1_000_000, "lifo", "old"),
+    "Rendezvous": (lambda n: alg.Rendezvous(names(n)), 1_000, "any", "old"),
     "Maglev (M ~ 101 n)": (_maglev, 100_000, "any", "old"),
-    "MultiProbe (21 probes)": (lambda n: MultiProbe(names(n)), 1_000_000, "any", "old"),
-    "MementoHash": (lambda n: MementoHash(names(n)), 1_000_000, "any", "old"),
-    "JumpBackHash": (lambda n: JumpBackHash(names(n)), 1_000_000, "lifo", "new"),
-    "FlipHash": (lambda n: FlipHash(names(n)), 1_000_000, "lifo", "new"),
-    "PowerHash": (lambda n: PowerHash(names(n)), 1_000_000, "lifo", "new"),
-    "BinomialHash": (lambda n: BinomialHash(names(n)), 1_000_000, "lifo", "new"),
-    "AnchorHash": (lambda n: AnchorHash(names(n), capacity=n), 1_000_000, "any", "new"),
-    "DxHash": (lambda n: DxHash(names(n), capacity=n), 1_000_000, "any", "new"),
-    "JumpBackAnchorHash": (lambda n: JumpBackAnchorHash(names(n)), 1_000_000, "any", "new"),
+    "MultiProbe (21 probes)": (lambda n: alg.MultiProbe(names(n)), 1_000_000, "any", "old"),
+    "MementoHash": (lambda n: alg.MementoHash(names(n)), 1_000_000, "any", "old"),
+    "JumpBackHash": (lambda n: alg.JumpBackHash(names(n)), 1_000_000, "lifo", "new"),
+    "FlipHash": (lambda n: alg.FlipHash(names(n)), 1_000_000, "lifo", "new"),
+    "PowerHash": (lambda n: alg.PowerHash(names(n)), 1_000_000, "lifo", "new"),
+    "BinomialHash": (lambda n: alg.BinomialHash(names(n)), 1_000_000, "lifo", "new"),
+    "AnchorHash": (lambda n: alg.AnchorHash(names(n), capacity=n), 1_000_000, "any", "new"),
+    "DxHash": (lambda n: alg.DxHash(names(n), capacity=n), 1_000_000, "any", "new"),
+    "JumpBackAnchorHash": (lambda n: alg.JumpBackAnchorHash(names(n)), 1_000_000, "any", "new"),
 }
 
 # The slot routers built directly in their removed state (one from_state instead of 0.9 x 10 n
 # removals): n working of 10 n slots, removed in a random order.
-SLOTTED = {"MementoHash": MementoHash, "AnchorHash": AnchorHash, "DxHash": DxHash,
-           "JumpBackAnchorHash": JumpBackAnchorHash}
+SLOTTED = {"MementoHash": alg.MementoHash, "AnchorHash": alg.AnchorHash, "DxHash": alg.DxHash,
+           "JumpBackAnchorHash": alg.JumpBackAnchorHash}
 
 
 def with_removed(algo: str, n: int, rng: random.Random) -> Any:
@@ -161,15 +144,15 @@ def functions_table(h: np.ndarray, runs: int) -> dict[str, dict[int, float]]:
     """The bare bucket functions beside JumpHash.lookup, at 1,000 and 10^6 buckets, in
     alternating runs of one process."""
     fns: dict[str, Callable[[int], Any]] = {
-        "jumpback_bucket": lambda n: jumpback_bucket(h, n, threads=1),
-        "fliphash_bucket": lambda n: fliphash_bucket(h, n, threads=1),
-        "power_bucket": lambda n: power_bucket(h, n, threads=1),
-        "binomial_bucket": lambda n: binomial_bucket(h, n, threads=1),
+        "jumpback_bucket": lambda n: alg.jumpback_bucket(h, n, threads=1),
+        "fliphash_bucket": lambda n: alg.fliphash_bucket(h, n, threads=1),
+        "power_bucket": lambda n: alg.power_bucket(h, n, threads=1),
+        "binomial_bucket": lambda n: alg.binomial_bucket(h, n, threads=1),
     }
     out: dict[str, dict[int, float]] = {k: {} for k in ["JumpHash.lookup", *fns]}
     for n in (1_000, 1_000_000):
-        jh = JumpHash(names(n))
-        assert np.array_equal(jumpback_bucket(h[:1000], n), JumpBackHash(names(n)).lookup(
+        jh = alg.JumpHash(names(n))
+        assert np.array_equal(alg.jumpback_bucket(h[:1000], n), alg.JumpBackHash(names(n)).lookup(
             h[:1000]))
         best = {k: float("inf") for k in out}
         for _ in range(runs):

@@ -162,16 +162,7 @@ def _tokens(node: str) -> list[int]:
 
 def routers(n: int) -> dict[str, Any]:
     """One of each router whose lookup is a ring search, and of the algorithm family."""
-    from consistent_hash import (
-        HashRing,
-        JumpHash,
-        KetamaRing,
-        Maglev,
-        MementoHash,
-        MultiProbe,
-        Rendezvous,
-        TokenRing,
-    )
+    import consistent_hash as ch
     from consistent_hash.compat.envoy import EnvoyRingHash
     from consistent_hash.compat.haproxy import HAProxyBackend
     from consistent_hash.compat.nginx import NginxUpstream
@@ -179,12 +170,13 @@ def routers(n: int) -> dict[str, Any]:
 
     nodes = node_names(n)
     return {
-        "HashRing": HashRing(nodes), "KetamaRing": KetamaRing(nodes, mode="ketama"),
-        "TokenRing": TokenRing({x: _tokens(x) for x in nodes}),
+        "HashRing": ch.HashRing(nodes), "KetamaRing": ch.KetamaRing(nodes, mode="ketama"),
+        "TokenRing": ch.TokenRing({x: _tokens(x) for x in nodes}),
         "EnvoyRingHash": EnvoyRingHash(nodes), "HAProxyBackend": HAProxyBackend(nodes),
         "NginxUpstream": NginxUpstream(nodes), "TwemproxyPool": TwemproxyPool(nodes),
-        "JumpHash": JumpHash(nodes), "Rendezvous": Rendezvous(nodes), "Maglev": Maglev(nodes),
-        "MultiProbe": MultiProbe(nodes), "MementoHash": MementoHash(nodes),
+        "JumpHash": ch.JumpHash(nodes), "Rendezvous": ch.Rendezvous(nodes),
+        "Maglev": ch.Maglev(nodes), "MultiProbe": ch.MultiProbe(nodes),
+        "MementoHash": ch.MementoHash(nodes),
     }
 
 

@@ -1,4 +1,4 @@
-"""Spark throughput: consistent_hash.spark.route on a local[2] Spark against one process.
+"""Spark throughput: consistent_hash.integrations.spark.route on local[2] against one process.
 
 2,000,000 keys "user:<id>" over a 64-node HashRing, best of 3 runs. The Spark rows time a
 whole job that writes to the ``noop`` sink: the keys are made on the executors
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import consistent_hash
     from consistent_hash import HashRing
-    from consistent_hash.spark import partition, route
+    from consistent_hash.integrations.spark import partition, route
 
     ring = HashRing([f"shard-{i}" for i in range(64)])
     rows: list[tuple[str, float, str]] = []

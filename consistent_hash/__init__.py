@@ -7,7 +7,7 @@ systems in ``consistent_hash.compat``) has the same surface, written once in
 ``consistent_hash._router``.
 """
 
-from consistent_hash._ring import EmptyRingError
+from consistent_hash._core import EmptyRingError
 from consistent_hash._ringbase import RingRouter
 from consistent_hash._threads import get_threads, set_thread_placement, set_threads
 from consistent_hash.algorithms import (

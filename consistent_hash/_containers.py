@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash import _ring
+from consistent_hash import _core
 
 _ARROW_OFFSET_TYPES = {"string": False, "binary": False, "large_string": True,
                        "large_binary": True, "utf8": False, "large_utf8": True}
@@ -64,7 +64,7 @@ def _split(keys: Any, nulls: bool = False, hint: bool = False) -> tuple[str, Any
     Missing values raise ValueError, unless nulls is true: then a list or object array keeps
     them (the keys stage marks them), an Arrow array or a pandas nullable integer is filled and
     masked, and a categorical keeps its -1 codes."""
-    if isinstance(keys, (list, tuple, np.ndarray, _ring._KeySource)):
+    if isinstance(keys, (list, tuple, np.ndarray, _core._KeySource)):
         if type(keys) is np.ndarray and not keys.ndim:
             raise TypeError(f"{_TAKES}, got a 0-d NumPy array (one key: use get(keys.item()))")
         return "plain", keys
@@ -236,7 +236,7 @@ def _arrow_plain(arr: Any, missing: npt.NDArray[np.bool_] | None = None) -> Any:
         data_bufs = [b for b in bufs[2:] if b is not None]
         addr = np.array([b.address for b in data_bufs] or [0], dtype=np.uint64)
         size = np.array([b.size for b in data_bufs] or [0], dtype=np.int64)
-        return _ring.arrow_view_source(arr, views, addr[: len(data_bufs)],
+        return _core.arrow_view_source(arr, views, addr[: len(data_bufs)],
                                        size[: len(data_bufs)])
     name = str(t)
     if name in _ARROW_OFFSET_TYPES:
@@ -254,7 +254,7 @@ def _arrow_plain(arr: Any, missing: npt.NDArray[np.bool_] | None = None) -> Any:
                 else np.empty(0, np.uint8))
         if len(arr) == 0:
             return np.empty(0, dtype=object)
-        return _ring.arrow_source(offsets, data, len(arr), large)
+        return _core.arrow_source(offsets, data, len(arr), large)
     if pa.types.is_integer(t):
         if missing is None:
             return arr.to_numpy(zero_copy_only=False)
@@ -287,7 +287,7 @@ def check_out(out: Any, n: int) -> npt.NDArray[np.int32]:
 
 def _length(kind: str, value: Any) -> int:
     if kind == "plain":
-        return len(value) if not isinstance(value, _ring._KeySource) else value.n
+        return len(value) if not isinstance(value, _core._KeySource) else value.n
     if kind == "masked":
         return len(value[1])
     if kind == "codes":
@@ -329,7 +329,7 @@ def _run(keys: Any, out: Any, make_out: Any, run: Any, nulls: bool, hint: bool,
     return out
 
 
-def route(core: _ring._Router, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
+def route(core: _core._Router, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
           nulls: bool = False, hint: bool = True, threads: int = 1) -> npt.NDArray[np.int32]:
     """int32 node index of each key in any supported container; with nulls a missing key gets
     -1 (without, an error, which suggests nulls="none" only when hint is true).  threads: as
@@ -343,13 +343,13 @@ def route(core: _ring._Router, keys: Any, out: npt.NDArray[np.int32] | None = No
         return check_out(dest, n)
 
     def run(plain: Any, dest: Any, nul: bool) -> None:
-        _ring.route_keys(core, plain, dest, nul, hint, threads)
+        _core.route_keys(core, plain, dest, nul, hint, threads)
 
     result: npt.NDArray[np.int32] = _run(keys, None, make, run, nulls, hint, core.check_nonempty)
     return result
 
 
-def replicas(core: _ring._Router, keys: Any, r: int, *, nulls: bool = False, threads: int = 1
+def replicas(core: _core._Router, keys: Any, r: int, *, nulls: bool = False, threads: int = 1
              ) -> npt.NDArray[np.int32]:
     """int32[n, r]: the first r distinct node indices of each key in the router's order (a row
     of -1 for a missing key with nulls)."""
@@ -357,19 +357,19 @@ def replicas(core: _ring._Router, keys: Any, r: int, *, nulls: bool = False, thr
         return np.empty((n, r), dtype=np.int32)
 
     def run(plain: Any, dest: Any, nul: bool) -> None:
-        _ring.route_replicas_keys(core, plain, r, dest, nul, threads)
+        _core.route_replicas_keys(core, plain, r, dest, nul, threads)
 
     result: npt.NDArray[np.int32] = _run(keys, None, make, run, nulls, True, core.check_nonempty)
     return result
 
 
-def hash_many(hasher: _ring._Hasher, keys: Any, *, threads: int = 1) -> npt.NDArray[np.uint64]:
+def hash_many(hasher: _core._Hasher, keys: Any, *, threads: int = 1) -> npt.NDArray[np.uint64]:
     """uint64 of every key (its hasher's hash; an integer's own value with raw_ints)."""
     def make(n: int) -> npt.NDArray[np.uint64]:
         return np.empty(n, dtype=np.uint64)
 
     def run(plain: Any, dest: Any, nul: bool) -> None:
-        _ring.hash_keys(hasher, plain, dest, threads)
+        _core.hash_keys(hasher, plain, dest, threads)
 
     result: npt.NDArray[np.uint64] = _run(keys, None, make, run, False, False)
     return result
@@ -402,19 +402,19 @@ def as_hashes(hashes: Any) -> npt.NDArray[np.uint64]:
     return np.ascontiguousarray(arr, dtype=np.uint64)
 
 
-def route_hashes(core: _ring._Router, hashes: Any, out: npt.NDArray[np.int32] | None = None,
+def route_hashes(core: _core._Router, hashes: Any, out: npt.NDArray[np.int32] | None = None,
                  *, threads: int = 1) -> npt.NDArray[np.int32]:
     """int32 node index of each uint64 hash (validated by as_hashes)."""
     h = as_hashes(hashes)
     result = check_out(out, len(h))
-    _ring.route_hashes(core, h, result, threads)
+    _core.route_hashes(core, h, result, threads)
     return result
 
 
-def replicas_of_hashes(core: _ring._Router, hashes: Any, r: int, *, threads: int = 1
+def replicas_of_hashes(core: _core._Router, hashes: Any, r: int, *, threads: int = 1
                        ) -> npt.NDArray[np.int32]:
     """int32[n, r]: the first r distinct node indices of each uint64 hash."""
     h = as_hashes(hashes)
     out = np.empty((len(h), r), dtype=np.int32)
-    _ring.replicas_of_hashes(core, h, r, out, threads)
+    _core.replicas_of_hashes(core, h, r, out, threads)
     return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from consistent_hash._ring import HASH_IDS, _Hasher
+from consistent_hash._core import HASH_IDS, _Hasher
 from consistent_hash._validate import check_int
 
 __all__ = ["COMPAT", "PUBLIC", "compat_hasher", "make_hasher"]

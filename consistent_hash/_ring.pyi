@@ -246,14 +246,6 @@ def ring_add(core: _Ring, name: str, count: int) -> tuple[_Ring, int]:
 def ring_drop(core: _Ring, r: int) -> _Ring:
     """core without node index r: one pass."""
 
-def merge_sorted(
-    pa: npt.NDArray[np.uint64],
-    oa: npt.NDArray[np.int32],
-    pb: npt.NDArray[np.uint64],
-    ob: npt.NDArray[np.int32],
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
-    """Merge two (position, owner)-sorted runs into one."""
-
 # --- src/_health.pxi ---
 
 @disjoint_base
@@ -595,8 +587,6 @@ class _Binomial(_NBuckets):
 
 def _binomial_1(key_hash: int, n: int) -> int:
     """BinomialEngine(n, hf).getBucket with hf.hash = key_hash."""
-def _binomial_filters(n: int) -> tuple[int, int]:
-    """(enclosingTreeFilter, minorTreeFilter) of BinomialEngine(n)."""
 
 # --- src/_jumpback_anchor.pxi ---
 

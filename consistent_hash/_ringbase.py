@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _containers, _format
-from consistent_hash._ring import (
+from consistent_hash._core import (
     TIES_FIRST,
     TIES_KEEP,
     TIES_LAST,
@@ -45,7 +45,7 @@ from consistent_hash._ring import (
 from consistent_hash._router import HashedRouter, Router, weights_repr
 from consistent_hash._validate import check_name, check_node, check_weight, node_weights
 
-__all__ = ["TIES", "RingRouter", "arc_shares", "build_ring"]
+__all__ = ["TIES", "RingArrays", "RingLayout", "RingRouter", "arc_shares", "build_ring"]
 
 # The tie rules of equal points: "keep" every point, the one generated first first (the
 # default: with nodes generated in name order, the smaller name wins); "first": keep only the
@@ -91,7 +91,38 @@ def arc_shares(positions: npt.NDArray[np.uint64], owners: npt.NDArray[np.int32],
     return [t / (1 << 64) for t in totals]
 
 
-class RingLayout(Router):
+class RingArrays:
+    """What every ring shows of its snapshot (the layout arrays) and the first step of its
+    set_weight."""
+
+    __slots__ = ()
+    _core: Any
+    _weights: dict[str, Any]
+
+    def _reweighed(self, node: str, weight: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+        """Under the lock: (the layout's core, the weights, the weights with node's set to
+        weight); KeyError when node is absent."""
+        core, weights = self._layout_core(), self._weights  # type: ignore[attr-defined]
+        if node not in weights:
+            raise KeyError(node)
+        new_weights = dict(weights)
+        new_weights[node] = weight
+        return core, weights, new_weights
+
+    @property
+    def positions(self) -> npt.NDArray[np.uint64]:
+        """Read-only uint64 array of the ring's positions, ascending."""
+        positions: npt.NDArray[np.uint64] = self._core.positions
+        return positions
+
+    @property
+    def owners(self) -> npt.NDArray[np.int32]:
+        """Read-only int32 array: the node index owning each position."""
+        owners: npt.NDArray[np.int32] = self._core.owners
+        return owners
+
+
+class RingLayout(RingArrays, Router):
     """What every ring router shares, whatever its recipe: the exact ownership, the layout
     arrays, a down node's keys walking on to the next up node."""
 
@@ -281,11 +312,7 @@ class RingRouter(RingLayout, HashedRouter):
         check_name(node)
         w = self._check_weight(weight)
         with self._lock:
-            core, weights = self._layout_core(), self._weights
-            if node not in weights:
-                raise KeyError(node)
-            new_weights = dict(weights)
-            new_weights[node] = w
+            core, weights, new_weights = self._reweighed(node, w)
             names = tuple(weights)
             if self._merges():
                 r = names.index(node)
@@ -303,18 +330,6 @@ class RingRouter(RingLayout, HashedRouter):
     def weights(self) -> dict[str, Any]:
         """A copy of the node -> weight mapping."""
         return dict(self._weights)
-
-    @property
-    def positions(self) -> npt.NDArray[np.uint64]:
-        """Read-only uint64 array of the ring's positions, ascending."""
-        positions: npt.NDArray[np.uint64] = self._core.positions
-        return positions
-
-    @property
-    def owners(self) -> npt.NDArray[np.int32]:
-        """Read-only int32 array: the node index owning each position."""
-        owners: npt.NDArray[np.int32] = self._core.owners
-        return owners
 
     def __contains__(self, node: object) -> bool:
         return node in self._weights

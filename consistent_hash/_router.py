@@ -33,8 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _containers, _format, _threads
-from consistent_hash._hashes import HashArg, make_hasher
-from consistent_hash._ring import (
+from consistent_hash._core import (
     EmptyRingError,
     _Hasher,
     _Remap,
@@ -44,6 +43,7 @@ from consistent_hash._ring import (
     remapped_ring,
     take_names,
 )
+from consistent_hash._hashes import HashArg, make_hasher
 from consistent_hash._validate import check_n, check_name, check_nulls
 
 __all__ = ["REPLICA_ROUTERS", "EmptyRingError", "HashedRouter", "Key", "Router",

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash._ring import _Ring
+from consistent_hash._core import _Ring
 from consistent_hash.ring import arc_shares
 
 __all__ = ["Balance", "MigrationPlan", "Movement", "balance", "migration_plan", "movement"]

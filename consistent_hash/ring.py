@@ -12,14 +12,14 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
-from consistent_hash._ring import (
+from consistent_hash._core import (
     EmptyRingError,
     _Ring,
     label_ring,
     ring_add,
     ring_drop,
 )
-from consistent_hash._ringbase import arc_shares
+from consistent_hash._ringbase import RingArrays, arc_shares
 from consistent_hash._router import HashedRouter, weights_repr
 from consistent_hash._validate import (
     MAX_TOTAL_VNODES,
@@ -46,7 +46,7 @@ def vnode_count(vnodes: int, weight: float) -> int:
     return max(1, math.floor(x))
 
 
-class HashRing(HashedRouter):
+class HashRing(RingArrays, HashedRouter):
     """A consistent-hash ring with virtual nodes, weights and replicas.
 
     Parameters
@@ -179,11 +179,7 @@ class HashRing(HashedRouter):
         check_name(node)
         w = check_weight(weight)
         with self._lock:
-            core, weights = self._layout_core(), self._weights
-            if node not in weights:
-                raise KeyError(node)
-            new_weights = dict(weights)
-            new_weights[node] = w
+            core, weights, new_weights = self._reweighed(node, w)
             if vnode_count(self._vnodes, w) == vnode_count(self._vnodes, weights[node]):
                 self._install(core, new_weights)
                 return
@@ -203,18 +199,6 @@ class HashRing(HashedRouter):
     @property
     def vnodes(self) -> int:
         return self._vnodes
-
-    @property
-    def positions(self) -> npt.NDArray[np.uint64]:
-        """Read-only uint64 array of vnode positions, ascending."""
-        positions: npt.NDArray[np.uint64] = self._core.positions
-        return positions
-
-    @property
-    def owners(self) -> npt.NDArray[np.int32]:
-        """Read-only int32 array: the node index owning each position."""
-        owners: npt.NDArray[np.int32] = self._core.owners
-        return owners
 
     def __contains__(self, node: object) -> bool:
         return node in self._weights

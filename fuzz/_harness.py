@@ -45,8 +45,8 @@ with _instrument:
     import consistent_hash.cli.migrate  # noqa: F401
     import consistent_hash.compat  # noqa: F401
     import consistent_hash.compat.redis  # noqa: F401
+    import consistent_hash.integrations.migrate  # noqa: F401
     import consistent_hash.integrations.pymemcache  # noqa: F401
-    import consistent_hash.migrate  # noqa: F401
     import consistent_hash.ringfile  # noqa: F401
 
 from consistent_hash._format import FormatError  # noqa: E402

@@ -21,8 +21,8 @@ from consistent_hash import KetamaRing
 from consistent_hash.cli import _common
 from consistent_hash.cli import migrate as cli_migrate
 from consistent_hash.compat import ketama
+from consistent_hash.integrations.migrate import parse_address
 from consistent_hash.integrations.pymemcache import KetamaHasher, RingHasher
-from consistent_hash.migrate import parse_address
 
 MODES = ketama.KETAMA_MODES
 ARGS = argparse.Namespace(vnodes=8, hash="xxh3", seed=0)

@@ -27,8 +27,3 @@ def _binomial_1(uint64_t key_hash, uint32_t n):
     return ch_binomial(key_hash, n)
 
 
-def _binomial_filters(uint32_t n):
-    """(enclosingTreeFilter, minorTreeFilter) of BinomialEngine(n)."""
-    cdef uint32_t e, mf
-    ch_bin_filters(n, &e, &mf)
-    return e, mf

@@ -455,29 +455,10 @@ def sort_pairs(uint64_t[::1] keys, int32_t[::1] vals):
         _sort_pairs(&keys[0], &vals[0], <size_t>n)
 
 
-def merge_sorted(const uint64_t[::1] pa, const int32_t[::1] oa,
-                 const uint64_t[::1] pb, const int32_t[::1] ob):
-    """Merge two (position, owner)-sorted runs into one; returns (positions, owners)."""
-    cdef Py_ssize_t na = pa.shape[0], nb = pb.shape[0]
-    po = np.empty(na + nb, dtype=np.uint64)
-    oo = np.empty(na + nb, dtype=np.int32)
-    if na + nb == 0:
-        return po, oo
-    cdef uint64_t[::1] pov = po
-    cdef int32_t[::1] oov = oo
-    cdef const uint64_t *ppa = &pa[0] if na else NULL
-    cdef const int32_t *poa = &oa[0] if na else NULL
-    cdef const uint64_t *ppb = &pb[0] if nb else NULL
-    cdef const int32_t *pob = &ob[0] if nb else NULL
-    with nogil:
-        ch_merge(ppa, poa, na, ppb, pob, nb, &pov[0], &oov[0])
-    return po, oo
-
-
 def ring_insert(_Ring core, const uint64_t[::1] pb, const int32_t[::1] ob, int32_t r):
     """core's layout with the (position, owner)-sorted run (pb, ob) of a new owner r merged
     in, core's owners >= r renumbered + 1 as they are copied: (padded positions, owners),
-    fresh for _Ring(..., fresh=True).  The same order as merge_sorted of the renumbered
+    fresh for _Ring(..., fresh=True).  The order of a (position, owner) merge of the renumbered
     layout: runs of core's positions are copied whole between the new ones.  The third item is
     the new prefix index, shifted from core's (None when k changes: _Ring builds it)."""
     cdef Py_ssize_t nb = pb.shape[0], j

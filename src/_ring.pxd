@@ -123,8 +123,6 @@ cdef extern from "ch_search.h" nogil:
     int ch_sort_pairs(uint64_t *key, int32_t *val, size_t n, ch_pair *tmp, size_t *count)
     int ch_radix_layout(uint64_t *key, int32_t *val, size_t n, uint64_t *tk, int32_t *tv, int k,
                         uint32_t *idx, int b, uint64_t *q)
-    void ch_merge(const uint64_t *pa, const int32_t *oa, size_t na, const uint64_t *pb,
-                  const int32_t *ob, size_t nb, uint64_t *po, int32_t *oo)
     void ch_build_replicas(const int32_t *owners, uint32_t n, uint32_t r, int32_t *rows)
     void ch_ring_insert(const uint64_t *pa, const int32_t *oa, size_t na, const uint32_t *idx,
                         int k, const uint64_t *pb, size_t nb, int32_t r, int b, uint64_t *po,

@@ -393,19 +393,6 @@ static inline int ch_sort_pairs(uint64_t *key, int32_t *val, size_t n, ch_pair *
     return 0;
 }
 
-/* Merge two rings sorted by (position, owner) into out (length na + nb). */
-static inline void ch_merge(const uint64_t *pa, const int32_t *oa, size_t na, const uint64_t *pb,
-                            const int32_t *ob, size_t nb, uint64_t *po, int32_t *oo) {
-    size_t i = 0, j = 0, o = 0;
-    while (i < na && j < nb) {
-        int take_b = pb[j] < pa[i] || (pb[j] == pa[i] && ob[j] < oa[i]);
-        if (take_b) { po[o] = pb[j]; oo[o++] = ob[j++]; }
-        else { po[o] = pa[i]; oo[o++] = oa[i++]; }
-    }
-    while (i < na) { po[o] = pa[i]; oo[o++] = oa[i++]; }
-    while (j < nb) { po[o] = pb[j]; oo[o++] = ob[j++]; }
-}
-
 /* Growing and shrinking a ring by one owner in one pass (HashRing.add / remove): the runs of
  * the old ring between the changed positions are copied whole, their owners renumbered (an
  * owner inserted at r shifts the old owners >= r up by one; owner r removed shifts those > r

@@ -1,6 +1,6 @@
-"""consistent_hash.migrate on live servers: memcached and redis-server processes started here
-on 127.0.0.1 (free ports) and stopped after each test. Without the binaries the live tests
-skip, unless CONSISTENT_HASH_REQUIRE_SERVERS=1 (then they fail).
+"""consistent_hash.integrations.migrate on live servers: memcached and redis-server processes
+started here on 127.0.0.1 (free ports) and stopped after each test. Without the binaries the
+live tests skip, unless CONSISTENT_HASH_REQUIRE_SERVERS=1 (then they fail).
 
 The proof: 4 servers filled with 20,000+ keys (several value sizes, TTLs, flags, unicode and
 binary keys, large values) through pymemcache's HashClient / redis-py, migrated to 5 servers,
@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from consistent_hash import HashRing, KetamaRing, Rendezvous
-from consistent_hash.migrate import (
+from consistent_hash.integrations.migrate import (
     MigrationError,
     MigrationReport,
     _Memcached,
@@ -424,7 +424,7 @@ def test_source_rewritten_during_the_copy_is_not_left_stale(monkeypatch: Any) ->
     """The application rewrites a key on its old owner after the migration read it: the older
     copy is taken back off the new owner (by CAS), so the client misses and refills instead of
     reading the older value."""
-    import consistent_hash.migrate as m
+    import consistent_hash.integrations.migrate as m
 
     keys = [f"k{i}" for i in range(2000)]
     with memcached_servers(3) as ports:

@@ -261,7 +261,7 @@ def _seam_migrations(backend: str) -> None:
     sys.path.insert(0, os.path.dirname(__file__))
     from servers import memcached_servers, redis_servers
 
-    from consistent_hash.migrate import migrate_memcached, migrate_redis, parse_address
+    from consistent_hash.integrations.migrate import migrate_memcached, migrate_redis, parse_address
 
     keys = [f"seam:{i}" for i in range(4000)]
     raw = [k.encode() for k in keys]

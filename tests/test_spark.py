@@ -1,4 +1,5 @@
-"""consistent_hash.spark on a real local Spark (local[2], one SparkSession for the module).
+"""consistent_hash.integrations.spark on a real local Spark (local[2], one SparkSession for the
+module).
 
 Every result is compared with the one-process batch path (``router.get_many`` /
 ``get_indices`` over the same keys, built here with pyarrow), row by row and partition by
@@ -28,7 +29,7 @@ try:
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
-    from consistent_hash.spark import partition, route
+    from consistent_hash.integrations.spark import partition, route
 except ImportError as e:  # the fixture below skips or fails, naming it
     MISSING: str | None = str(e)
 else:
@@ -242,7 +243,7 @@ def test_the_router_travels_as_one_small_pickle(spark) -> None:  # type: ignore[
 
     from pyspark import cloudpickle
 
-    from consistent_hash.spark import _load, _plan
+    from consistent_hash.integrations.spark import _load, _plan
 
     ring = HashRing([f"shard-{i}" for i in range(64)])
     _, fn, _ = _plan(users(spark, 10, 1), "key", ring, "node", None, "raise", None, False)
@@ -308,7 +309,7 @@ def test_partition_refuses_an_unassigned_slot(spark) -> None:  # type: ignore[no
 # -- the pandas fallback (taken only without mapInArrow) -----------------------------------------
 
 def test_the_mapinpandas_fallback_gives_the_same_result(with_nulls) -> None:  # type: ignore[no-untyped-def]
-    from consistent_hash.spark import _plan
+    from consistent_hash.integrations.spark import _plan
 
     ring = HashRing(NODES)
     for column in ("s", "b", "i"):
@@ -343,7 +344,7 @@ def test_dotted_column_names(spark, key) -> None:  # type: ignore[no-untyped-def
         assert set(np_col(t, "geo.country")) == {"fr"}
         assert (np_col(t, "x.y.z") == 2 * np.arange(2000)).all()
     # the pandas fallback, given the frame as route gives it to Spark
-    from consistent_hash.spark import _plan, _safe_names
+    from consistent_hash.integrations.spark import _plan, _safe_names
 
     schema, fn, _ = _plan(df, key, ring, "node", None, "raise", None, False)
     fallback = _safe_names(df).mapInPandas(fn.pandas, schema)

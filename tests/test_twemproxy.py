@@ -5,7 +5,7 @@ Three kinds of proof:
 - every twemproxy key hash as a pure-Python model written here from nutcracker's source
   (src/hashkit/*.c at v0.5.0), checked against published test vectors where they exist and
   against the library's C hashes on random inputs of every length;
-- the live run (tests/_twemproxy_live.py): one nutcracker with one pool per configuration
+- the live run (tests/twemproxy_live.py): one nutcracker with one pool per configuration
   (3, 5 and 25 servers, every hash, ketama and modula, weights, a server removed, named
   servers, hash_tag, the defaults, a server ejected by auto_eject_hosts), each key stored
   through its pool and found by listing every memcached server's keys; every key must be on
@@ -35,7 +35,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import _twemproxy_live as live  # noqa: E402
+import twemproxy_live as live  # noqa: E402
 from servers import HOST, free_ports, nutcracker_pools, redis_servers, require  # noqa: E402
 
 from consistent_hash import EmptyRingError  # noqa: E402

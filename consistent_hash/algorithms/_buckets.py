@@ -22,8 +22,8 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
+from consistent_hash._core import _Hasher
 from consistent_hash._hashes import HashArg
-from consistent_hash._ring import _Hasher
 from consistent_hash._router import HashedRouter
 from consistent_hash._validate import check_int, check_name, check_node
 from consistent_hash.algorithms._nodes import bucket_names, bucket_repr, node_list

@@ -18,8 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _containers, _threads
+from consistent_hash._core import _Hasher
 from consistent_hash._hashes import make_hasher
-from consistent_hash._ring import _Hasher
 from consistent_hash._validate import check_int
 from consistent_hash.algorithms._buckets import MAX_BUCKETS
 

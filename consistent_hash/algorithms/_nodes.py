@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from consistent_hash import _format
-from consistent_hash._ring import _Hasher
+from consistent_hash._core import _Hasher
 from consistent_hash._router import HashedRouter, weights_repr
 from consistent_hash._validate import check_int, check_name, check_node, check_weight, node_weights
 

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
-from consistent_hash._ring import EmptyRingError, _Anchor, _AnchorState, _Hasher
+from consistent_hash._core import EmptyRingError, _Anchor, _AnchorState, _Hasher
 from consistent_hash._validate import check_int
 from consistent_hash.algorithms._buckets import MAX_BUCKETS, FixedSlots
 from consistent_hash.algorithms._family import BucketSet, key_hash_array, key_hash_int

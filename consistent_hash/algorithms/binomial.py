@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from consistent_hash import _format
-from consistent_hash._ring import _Binomial, _binomial_1
+from consistent_hash._core import _Binomial, _binomial_1
 from consistent_hash.algorithms._buckets import NumberedBuckets
 from consistent_hash.algorithms._family import BARE_HASHER, bucket_function
 

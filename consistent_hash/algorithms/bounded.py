@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash._ring import _BoundedBase, _LiveLoad, bounded_assign, take_names
+from consistent_hash._core import _BoundedBase, _LiveLoad, bounded_assign, take_names
 from consistent_hash._router import Key, Router
 from consistent_hash._threads import check_threads
 from consistent_hash._validate import check_int, check_name, check_nulls

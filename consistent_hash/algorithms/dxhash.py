@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _containers, _format, _threads
-from consistent_hash._ring import _Dx, _DxState, _Hasher
+from consistent_hash._core import _Dx, _DxState, _Hasher
 from consistent_hash._validate import check_int
 from consistent_hash.algorithms._buckets import MAX_BUCKETS, FixedSlots
 from consistent_hash.algorithms._family import BARE_HASHER, BucketSet

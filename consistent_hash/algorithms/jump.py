@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from consistent_hash import _format
-from consistent_hash._ring import _Hasher, _Jump, _jump_batch
-from consistent_hash._ring import jump_hash as _jump_scalar
+from consistent_hash._core import _Hasher, _Jump, _jump_batch
+from consistent_hash._core import jump_hash as _jump_scalar
 from consistent_hash._validate import check_int
 from consistent_hash.algorithms._buckets import MAX_BUCKETS, NumberedBuckets
 

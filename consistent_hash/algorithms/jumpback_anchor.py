@@ -13,8 +13,8 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _containers, _format, _threads
+from consistent_hash._core import _Hasher, _JBAState, _JumpBackAnchor
 from consistent_hash._hashes import HashArg
-from consistent_hash._ring import _Hasher, _JBAState, _JumpBackAnchor
 from consistent_hash._validate import check_int
 from consistent_hash.algorithms._buckets import SlotBuckets
 from consistent_hash.algorithms._family import (

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
-from consistent_hash._ring import _Hasher, _MaglevTable, maglev_table
+from consistent_hash._core import _Hasher, _MaglevTable, maglev_table
 from consistent_hash._validate import check_int
 from consistent_hash.algorithms._nodes import NodeSet
 

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
-from consistent_hash._ring import _Hasher, _Memento
+from consistent_hash._core import _Hasher, _Memento
 from consistent_hash.algorithms._buckets import MAX_BUCKETS, SlotBuckets
 
 __all__ = ["MementoHash"]

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from consistent_hash import _format
-from consistent_hash._ring import _Hasher, _Rendezvous
+from consistent_hash._core import _Hasher, _Rendezvous
 from consistent_hash.algorithms._nodes import NodeSet
 
 __all__ = ["Rendezvous"]

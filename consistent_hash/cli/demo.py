@@ -8,9 +8,9 @@ the ring, about 1/N with ``hash % N``.
 ``demo resize`` follows the hit rate of a read-through cache through a resize from N to N+1
 servers, round by round (each round reads a random share of the keys through HashClient and
 refills what it misses), for ``hash % N``, for the ring, and for the ring with
-``consistent_hash.migrate.migrate_memcached`` run before the clients switch: the first round
-after the switch hits about 1/(N+1), about N/(N+1) and all of the keys. ``--plot`` draws the
-rounds.
+``consistent_hash.integrations.migrate.migrate_memcached`` run before the clients switch: the
+first round after the switch hits about 1/(N+1), about N/(N+1) and all of the keys.
+``--plot`` draws the rounds.
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def resize_demo(n_keys: int = 100_000, n_servers: int = 8, *, rounds_before: int
     from consistent_hash import HashRing
     from consistent_hash.cli._servers import memcached_servers
     from consistent_hash.integrations import ModuloHasher, RingHasher
-    from consistent_hash.migrate import migrate_memcached
+    from consistent_hash.integrations.migrate import migrate_memcached
 
     t0 = time.perf_counter()
     keys = [f"user:{i}" for i in range(n_keys)]

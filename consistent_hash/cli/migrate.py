@@ -1,5 +1,6 @@
 """``consistent-hash migrate memcached|redis --from OLD --to NEW``: copy the keys a layout
-change moves to their new owners before the clients switch (``consistent_hash.migrate``).
+change moves to their new owners before the clients switch
+(``consistent_hash.integrations.migrate``).
 
 OLD and NEW are ring files or node lists whose node names are the servers' addresses
 ("10.0.0.1:11211,10.0.0.2:11211", "10.0.0.3:11211=2" for a weight, "@servers.txt" with
@@ -19,12 +20,7 @@ from typing import Any
 from consistent_hash import HashRing
 from consistent_hash.cli import _common
 from consistent_hash.cli._common import Progress, Subparsers, UserError
-from consistent_hash.migrate import (
-    MigrationError,
-    migrate_memcached,
-    migrate_redis,
-    parse_address,
-)
+from consistent_hash.integrations import migrate as _migrate
 
 NAME = "migrate"
 
@@ -60,7 +56,7 @@ def _layout(spec: str, args: argparse.Namespace) -> HashRing:
     ring = _common.router_from_spec(spec, args)
     for node in ring.nodes:
         try:
-            parse_address(node)
+            _migrate.parse_address(node)
         except ValueError as e:
             raise UserError(f"node {node!r}: expected host:port, [v6]:port or a unix socket "
                             f"path ({e})") from None
@@ -96,10 +92,10 @@ def run(args: argparse.Namespace) -> int:
                                "progress": progress, "timeout": args.timeout}
     try:
         if args.backend == "memcached":
-            report = migrate_memcached(old, new, key_prefix=args.key_prefix, **options)
+            report = _migrate.migrate_memcached(old, new, key_prefix=args.key_prefix, **options)
         else:
-            report = migrate_redis(old, new, db=args.db, match=args.match, **options)
-    except (MigrationError, ValueError) as e:
+            report = _migrate.migrate_redis(old, new, db=args.db, match=args.match, **options)
+    except (_migrate.MigrationError, ValueError) as e:
         raise UserError(str(e)) from None
     finally:
         if bar:

@@ -13,8 +13,15 @@ Each keeps its original's method names, arguments and results, and sends every k
 node the original sends it to; see docs/compat.md for what each does differently where the
 original is broken.
 
+Beside them: ``consistent_hash.compat.ketama.KetamaRing`` (libketama / libmemcached /
+pylibmc / twemproxy ketama), ``consistent_hash.compat.redis`` (Redis Cluster's slots),
+``consistent_hash.compat.cassandra`` (Cassandra's token ring), and
+``consistent_hash.compat.config`` (a proxy's configuration file -> its router; ``REGISTRY`` is
+the one list of the systems it reads).
+
 ``consistent_hash.compat.envoy`` predicts Envoy's ``ring_hash`` and ``maglev`` load balancers
 (``EnvoyRingHash``, ``EnvoyMaglev``, ``from_config``): see docs/agreeing-with-envoy.md.
 """
 
-__all__ = ["envoy", "haproxy", "hashring", "nginx", "twemproxy", "uhashring"]
+__all__ = ["cassandra", "config", "envoy", "haproxy", "hashring", "ketama", "nginx", "redis",
+           "twemproxy", "uhashring"]

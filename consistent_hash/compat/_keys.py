@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from consistent_hash._ring import first_foreign
+from consistent_hash._core import first_foreign
 
 
 def _str_all(seq: Any, start: int) -> list[Any]:

@@ -32,8 +32,8 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _containers, _format
+from consistent_hash._core import first_foreign, is_null
 from consistent_hash._hashes import compat_hasher
-from consistent_hash._ring import first_foreign, is_null
 from consistent_hash._ringbase import RingLayout, build_ring
 from consistent_hash._validate import check_int, check_n, check_name
 

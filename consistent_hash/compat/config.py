@@ -15,11 +15,33 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["SYSTEMS", "NameNeeded", "detect", "from_text", "load"]
+__all__ = ["REGISTRY", "SYSTEMS", "NameNeeded", "System", "detect", "from_text", "load"]
 
-SYSTEMS = ("nginx", "haproxy", "envoy", "twemproxy")
+
+class System(NamedTuple):
+    """One system whose configuration the library reads: one row of ``REGISTRY``."""
+
+    name: str      # system= here, --system on the command line
+    module: str    # the module whose from_config(text, name=None) builds its router
+    config: str    # what its configuration file is
+    page: str      # the docs page that says how the router agrees with it
+
+
+# The one registry of the systems: detect / from_text, the CLI's --system and the docs
+# (tests/test_structure.py checks that every page exists and is in the docs' nav) read it.
+REGISTRY = (
+    System("nginx", "consistent_hash.compat.nginx", "nginx.conf (upstream blocks)",
+           "agreeing-with-nginx.md"),
+    System("haproxy", "consistent_hash.compat.haproxy", "haproxy.cfg (backend / listen)",
+           "agreeing-with-haproxy.md"),
+    System("envoy", "consistent_hash.compat.envoy", "an Envoy cluster (YAML or JSON)",
+           "agreeing-with-envoy.md"),
+    System("twemproxy", "consistent_hash.compat.twemproxy", "a nutcracker pool file (YAML)",
+           "agreeing-with-twemproxy.md"),
+)
+SYSTEMS = tuple(s.name for s in REGISTRY)
 MAX_CONFIG_BYTES = 16 << 20
 
 _NGINX = re.compile(r"(?m)^[^#\n]*\bupstream\s+[^\s{;#]+\s*\{")
@@ -74,7 +96,7 @@ def from_text(text: str, *, system: str | None = None, name: str | None = None) 
     elif system not in SYSTEMS:
         raise ValueError(f"system must be one of {', '.join(map(repr, SYSTEMS))}, "
                          f"got {system!r}")
-    module = importlib.import_module(f"consistent_hash.compat.{system}")
+    module = importlib.import_module(REGISTRY[SYSTEMS.index(system)].module)
     return module.from_config(text, name=name)
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from consistent_hash import _ring
+from consistent_hash import _core
 from consistent_hash._containers import route as _route
 from consistent_hash._hashes import compat_hasher
 from consistent_hash._ringbase import build_ring
@@ -63,8 +63,8 @@ class HashRing:
         for node in nodes:
             weight: Any = self.weights.get(node) if node in self.weights else 1
             factors.append(max(0, int(math.floor((40 * len(nodes) * weight) / total_weight))))
-        pos, gen = _ring.compat_points([f"{node}-".encode() for node in nodes],
-                                 np.array(factors, dtype=np.uint32), _ring.POINTS_DIGEST, 3)
+        pos, gen = _core.compat_points([f"{node}-".encode() for node in nodes],
+                                 np.array(factors, dtype=np.uint32), _core.POINTS_DIGEST, 3)
         # Points are generated node by node in list order; a point two nodes share belongs to
         # the later writer (hashring's ring is a dict).  A node listed twice is one node.
         unique: dict[Any, int] = {}
@@ -107,7 +107,7 @@ class HashRing:
         pos = self.get_node_pos(string_key)
         assert pos is not None
         seen: set[str] = set()
-        for i in _ring.walk_distinct(core, pos, len(core.nodes)):
+        for i in _core.walk_distinct(core, pos, len(core.nodes)):
             node = core.nodes[i]
             s = str(node)
             if s in seen:

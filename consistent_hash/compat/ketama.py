@@ -58,8 +58,9 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _containers, _format, _threads
+from consistent_hash._address import bare_v6_port
+from consistent_hash._core import POINTS_DIGEST, POINTS_HASH, _Ring, compat_points, sort_points
 from consistent_hash._hashes import compat_hasher
-from consistent_hash._ring import POINTS_DIGEST, POINTS_HASH, _Ring, compat_points, sort_points
 from consistent_hash._router import Key, Router
 from consistent_hash._validate import check_nulls, is_ip
 
@@ -124,8 +125,8 @@ def _parse_server(spec: Any) -> tuple[str, str, int, int | None, str | None]:
                 or (":" in host and not is_ip(host, v6=True))):
             raise ValueError(f"bad server {spec!r}: expected '[IPv6 address]:port'")
         parts = rest.lstrip(":").split(":") if rest else []
-    elif text.count(":") >= 2 and is_ip(text.rpartition(":")[0], v6=True):
-        host, _, port_text = text.rpartition(":")  # bare "v6:port", as HashClient names it
+    elif (v6_port := bare_v6_port(text)) is not None:
+        host, port_text = v6_port  # bare "v6:port", as HashClient names it
         parts = [port_text]
     elif text.count(":") >= 2 and is_ip(text, v6=True):
         host, parts = text, []  # a bare IPv6 address: the default port

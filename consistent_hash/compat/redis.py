@@ -33,8 +33,8 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _containers, _format
+from consistent_hash._core import EmptyRingError, _SlotTable
 from consistent_hash._hashes import compat_hasher
-from consistent_hash._ring import EmptyRingError, _SlotTable
 from consistent_hash._router import Key, Router
 from consistent_hash._validate import check_name
 

@@ -33,8 +33,8 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
+from consistent_hash._core import POINTS_DIGEST, _Hasher, _Modula, compat_points
 from consistent_hash._hashes import compat_hasher
-from consistent_hash._ring import POINTS_DIGEST, _Hasher, _Modula, compat_points
 from consistent_hash._ringbase import build_ring
 from consistent_hash._router import Router
 from consistent_hash.compat.config import NameNeeded

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from consistent_hash._address import parse_address
 from consistent_hash.compat.ketama import KetamaRing, _parse_server
 from consistent_hash.ring import HashRing
 
@@ -88,12 +89,13 @@ def _ketama_spec(node: str) -> str:
                         f"{type(node).__name__!r}")
     if node.startswith("/"):
         return node
-    host, sep, port = node.rpartition(":")
-    if not sep or not host:
+    try:
+        address = parse_address(node)
+    except ValueError:
         raise ValueError(f"bad node {node!r}: expected HashClient's 'host:port' or a unix "
-                         "socket path")
-    if ":" in host and not host.startswith("["):
-        return f"[{host}]:{port}"
+                         "socket path") from None
+    if isinstance(address, tuple) and ":" in address[0] and not node.startswith("["):
+        return f"[{address[0]}]:{address[1]}"
     return node
 
 

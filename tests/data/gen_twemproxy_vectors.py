@@ -2,7 +2,7 @@
 
     python tests/data/gen_twemproxy_vectors.py     (from the repository root)
 
-Runs the configurations of tests/_twemproxy_live.py (every hash, ketama and modula, 3, 5 and
+Runs the configurations of tests/twemproxy_live.py (every hash, ketama and modula, 3, 5 and
 25 servers, weights, a server removed, named servers, hash_tag, the defaults, a server
 ejected by auto_eject_hosts) through one real nutcracker process, stores every key through
 its pool, and records which memcached server holds it, found by listing each server's keys.
@@ -36,7 +36,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent.parent), str(HERE.parent)]
 
-import _twemproxy_live as live  # noqa: E402
+import twemproxy_live as live  # noqa: E402
 
 KEYS_PER_CONFIG = 60  # spread over each pool's sorted keys, so every kind is in
 

@@ -37,8 +37,11 @@ from trees import TREES, log
 VECTOR_MODULES = ["test_vectors", "test_compat_vectors", "test_algorithms", "test_envoy",
                   "test_haproxy", "test_nginx", "test_twemproxy", "test_family_vectors",
                   "test_family_reference"]
+# the conformance suite, split by what it checks (tests/conformance_cases.py is their cases)
+CONFORMANCE = [f"tests/test_conformance{part}.py" for part in (
+    "", "_nulls", "_outputs", "_errors", "_surface", "_replicas", "_empty", "_hash", "_bounded")]
 FILES = [f"tests/{m}.py" for m in VECTOR_MODULES] + [
-    "tests/test_hash_functions.py", "tests/test_conformance.py", "tests/test_platform_bytes.py",
+    "tests/test_hash_functions.py", *CONFORMANCE, "tests/test_platform_bytes.py",
     "tests/test_family_checksums.py"]
 # family: the modern family's modules whole (their references' vectors and hash4j's checksums,
 # whose test names do not say "vector")

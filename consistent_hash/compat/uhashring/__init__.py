@@ -44,22 +44,19 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash._containers import route as _route
-from consistent_hash._hashes import compat_hasher
-from consistent_hash._ring import (
+from consistent_hash._core import (
     POINTS_DIGEST,
     POINTS_MD5_BE64,
     _Ring,
     compat_points,
     walk_distinct,
 )
+from consistent_hash._hashes import compat_hasher
 from consistent_hash._ringbase import build_ring
 from consistent_hash._threads import resolve as _threads
 from consistent_hash.compat._keys import text_key, text_keys
 
 __all__ = ["HashRing"]
-
-_CONF_KEYS = ("hostname", "instance", "nodename", "port", "vnodes", "weight")
-
 
 def _md5_int(key: Any) -> int:
     return int(hashlib.md5(str(key).encode("utf-8")).hexdigest(), 16)
