@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from consistent_hash import _ring
+from consistent_hash._core import _set_placement
 
 __all__ = ["ENV_VAR", "PLACEMENT_ENV_VAR", "check_threads", "get_threads", "resolve",
            "set_thread_placement", "set_threads", "usable_cores"]
@@ -101,7 +101,7 @@ def set_thread_placement(on: bool) -> bool:
     places threads: elsewhere the setting is kept and changes nothing."""
     if not isinstance(on, (bool, np.bool_)):
         raise TypeError(f"on must be a bool, got {type(on).__name__!r}")
-    return bool(_ring._set_placement(bool(on)))
+    return bool(_set_placement(bool(on)))
 
 
 def _placement_from_env() -> None:
