@@ -18,6 +18,7 @@ without the package sources, so the installed wheel is what gets imported.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tarfile
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import tomllib
 import trees
+import wheels
 from trees import TREES, log
 
 # The selection, one pytest run (pyproject's [tool.cibuildwheel] test-command is the same, checked
@@ -121,6 +123,47 @@ def build_requirements_check(pyproject: Path) -> str:
             "assert not bad, bad").replace("'", '"')
 
 
+# The compiler that builds the sdist in the s390x tree. zig (its clang, s390x-linux-gnu, from the
+# pinned ziglang: a static x86-64 binary, run at the host's speed inside the tree) by default;
+# everything else of the build is the tree's own and runs under qemu: pip, setuptools, Debian's
+# cython3, the interpreter's headers and sysconfig, NumPy. CONSISTENT_HASH_S390X_CC=gcc builds
+# with the tree's own gcc under qemu instead, as a user on s390x would (-O3 of a 5.6 MB module:
+# 28 minutes of CPU here, against about one with zig).
+S390X_CC = os.environ.get("CONSISTENT_HASH_S390X_CC", "zig")
+
+
+def build_sdist_in_tree(tree: trees.Tree, sdist: Path, run: Path, work: Path) -> str:
+    """The sdist built into a wheel in the tree (mounted, with /mnt/zig unless S390X_CC is gcc)
+    by pip with no build isolation, after checking that the tree's setuptools and Cython meet
+    pyproject's [build-system] bounds (PyPI's Cython is pure Python on s390x, half an hour under
+    qemu); at the -O3 users get, without debug info (CFLAGS comes after sysconfig's -g). Returns
+    the wheel's glob in the tree."""
+    bounds = build_requirements_check(run / "pyproject.toml")
+    env = {"CFLAGS": "-g0"}
+    if S390X_CC != "gcc":
+        # Debian's Python.h reaches pyconfig.h through <TRIPLET/pythonX.Y/pyconfig.h>: that
+        # directory alone, not /usr/include, whose glibc headers are not the ones zig links to
+        inc = work / f"include-{tree.name}"
+        shutil.rmtree(inc, ignore_errors=True)
+        pyconfig = f"{tree.triplet}/python{tree.python}/pyconfig.h"
+        (inc / pyconfig).parent.mkdir(parents=True)
+        shutil.copy(tree.path / "usr/include" / pyconfig, inc / pyconfig)
+        cc = f"/mnt/zig/zig cc -target {tree.triplet}"
+        env = {"CC": cc, "LDSHARED": f"{cc} -shared -s", "ZIG_GLOBAL_CACHE_DIR": "/tmp/zig-cache",
+               "CFLAGS": f"-g0 -I/mnt/ch/{inc.name}"}
+    exports = " ".join(f"{k}='{v}'" for k, v in env.items())
+    trees.run_in(tree, f"""
+        rm -rf /tmp/chbuild-sdist /tmp/chwheel
+        python3 -m venv --system-site-packages /tmp/chbuild-sdist
+        /tmp/chbuild-sdist/bin/python -c '{bounds}'
+        {exports} nice -n 19 /tmp/chbuild-sdist/bin/pip wheel -q --no-deps \
+            --no-build-isolation -w /tmp/chwheel /mnt/dist/{sdist.name} 2>&1 \
+            | grep -v '^WARNING: Location' || true
+        ls /tmp/chwheel/*.whl""", timeout=2700)
+    log(f"{tree.name}: the sdist built with {S390X_CC}")
+    return "/tmp/chwheel/*.whl"
+
+
 def run_target(target: Target, dist: Path, work: Path, artifacts: Path) -> dict[str, float]:
     """Install and test in one tree; writes this platform's artifacts to artifacts/<tree>.
     Returns the seconds each step took."""
@@ -136,25 +179,13 @@ def run_target(target: Target, dist: Path, work: Path, artifacts: Path) -> dict[
     # the emulated selection has no pyarrow / pandas / polars kinds: not installed there (s390x
     # has no wheels of them; on arm64, unpacking them under qemu alone takes minutes)
     reqs = TEST_REQUIREMENTS + ([] if target.emulated else CONTAINER_LIBS)
-    with trees.mounted(tree, {str(work): "/mnt/ch", str(dist): "/mnt/dist",
-                              str(artifacts): "/mnt/art"}):
+    binds = {str(work): "/mnt/ch", str(dist): "/mnt/dist", str(artifacts): "/mnt/art"}
+    if target.wheel is None and S390X_CC != "gcc":
+        binds[str(wheels.zig_package(wheels.tool_venv()))] = "/mnt/zig"
+    with trees.mounted(tree, binds):
         t0 = time.monotonic()
         if target.wheel is None:
-            # the sdist built in the tree with its own toolchain (Debian's gcc, cython3 and
-            # setuptools, no build isolation: PyPI's Cython is pure Python on s390x, half an
-            # hour under qemu), after checking that they meet pyproject's [build-system] bounds;
-            # at the -O3 users get, without debug info (CFLAGS comes after sysconfig's -g):
-            # under qemu the DWARF of a 40k-line module is minutes of the stage's longest step
-            bounds = build_requirements_check(run / "pyproject.toml")
-            trees.run_in(tree, f"""
-                rm -rf /tmp/chbuild-sdist /tmp/chwheel
-                python3 -m venv --system-site-packages /tmp/chbuild-sdist
-                /tmp/chbuild-sdist/bin/python -c '{bounds}'
-                CFLAGS=-g0 nice -n 19 /tmp/chbuild-sdist/bin/pip wheel -q --no-deps \
-                    --no-build-isolation -w /tmp/chwheel /mnt/dist/{sdist.name} 2>&1 \
-                    | grep -v '^WARNING: Location' || true
-                ls /tmp/chwheel/*.whl""", timeout=2700)
-            wheel = "/tmp/chwheel/*.whl"
+            wheel = build_sdist_in_tree(tree, sdist, run, work)
             times["build sdist"] = time.monotonic() - t0
         else:
             (w,) = dist.glob(target.wheel)
@@ -207,7 +238,7 @@ def cross_check(target: Target, work: Path, artifacts: Path, sources: list[str])
 def cleanup(target: Target) -> None:
     tree = TREES[target.tree]
     trees.unmount_all(tree.path)
-    for d in ("tmp/chtest-venv", "tmp/chbuild-sdist", "tmp/chwheel"):
+    for d in ("tmp/chtest-venv", "tmp/chbuild-sdist", "tmp/chwheel", "tmp/zig-cache"):
         shutil.rmtree(tree.path / d, ignore_errors=True)
 
 

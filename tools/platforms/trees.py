@@ -73,9 +73,9 @@ TREES: dict[str, Tree] = {t.name: t for t in [
     Tree("trixie-amd64", "trixie", "amd64", "3.13"),
     Tree("sid-amd64", "sid", "amd64", "3.14"),
     Tree("bookworm-arm64", "bookworm", "arm64", "3.11"),
-    # NumPy from Debian: PyPI has no s390x wheel. The sdist is built there the way the
-    # distribution builds it, with the tree's own gcc, Cython and setuptools: PyPI's Cython is
-    # pure Python on s390x, and Cythonizing with it under qemu was most of the stage's time
+    # NumPy from Debian: PyPI has no s390x wheel. The sdist is built there with the tree's own
+    # Cython and setuptools (PyPI's Cython is pure Python on s390x, and Cythonizing with it
+    # under qemu was most of the stage's time) and zig's clang, or its gcc (check.S390X_CC)
     Tree("sid-s390x", "sid", "s390x", "3.14",
          BASE + ("python3-numpy", "gcc", "cython3", "python3-setuptools")),
     Tree("trixie-arm64-headers", "trixie", "arm64", "3.13",

