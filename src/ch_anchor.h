@@ -32,7 +32,7 @@
 #include "ch_family.h"
 
 #define CH_ANCHOR_KERNEL(SUFFIX, CRC)                                                         \
-    CH_FAM_INLINE uint32_t ch_anchor_bucket_##SUFFIX(const uint32_t *A, const uint32_t *K,    \
+    CH_INLINE uint32_t ch_anchor_bucket_##SUFFIX(const uint32_t *A, const uint32_t *K,        \
                                                      uint32_t a, uint64_t k1, uint64_t k2) {  \
         uint32_t bs = CRC(k1, k2);                                                            \
         uint32_t b = bs % a;                                                                  \
@@ -57,7 +57,7 @@ CH_ANCHOR_KERNEL(sw, ch_crc32c_u64_sw)
 CH_ANCHOR_KERNEL(hw, ch_crc32c_u64_hw)
 #endif
 
-CH_FAM_INLINE uint32_t ch__anchor_crc(int hw, uint64_t k, uint64_t s) {
+CH_INLINE uint32_t ch__anchor_crc(int hw, uint64_t k, uint64_t s) {
 #if CH_CRC32C_HAVE_HW
     if (hw) return ch_crc32c_u64_hw(k, s);
 #endif
@@ -76,7 +76,7 @@ CH_FAM_INLINE uint32_t ch__anchor_crc(int hw, uint64_t k, uint64_t s) {
  * else x = K[x] (the translation's walk).  The lanes that draw get their next x in a second
  * pass over a list of them; finished lanes are dropped without a branch and queued keys fill
  * the free ones.  hw is constant at each call. */
-CH_FAM_INLINE void ch__anchor_lanes(const uint32_t *A, const uint32_t *K, uint32_t a,
+CH_INLINE void ch__anchor_lanes(const uint32_t *A, const uint32_t *K, uint32_t a,
                                     const uint64_t *k1, const uint64_t *k2, size_t m,
                                     int32_t *out, int hw) {
     uint64_t x1[CH_FAM_LANES], x2[CH_FAM_LANES];
@@ -105,8 +105,8 @@ CH_FAM_INLINE void ch__anchor_lanes(const uint32_t *A, const uint32_t *K, uint32
             uint64_t u = k1[i], v = k2 ? k2[i] : 0;
             uint32_t s0 = qs[iq], d0 = (uint32_t)out[i], A0 = A[d0];
             uint32_t s = ch__anchor_crc(hw, u - s0, v + s0), d = s % A0;
-            CH_FAM_PREFETCH(&A[d]);
-            CH_FAM_PREFETCH(&K[d]);
+            CH_PREFETCH_KEEP(&A[d]);
+            CH_PREFETCH_KEEP(&K[d]);
             x1[na] = u;
             x2[na] = v;
             bs[na] = s;
@@ -124,8 +124,8 @@ CH_FAM_INLINE void ch__anchor_lanes(const uint32_t *A, const uint32_t *K, uint32
             uint32_t settle = (Ad == 0) | (Ad < Ab);
             uint32_t nb = ch_fam_sel32(settle, d, bb), nab = ch_fam_sel32(settle, Ad, Ab);
             uint32_t redraw = (settle & (Ad != 0)) | (!settle & (d == bb) & (Kd == d));
-            CH_FAM_PREFETCH(&A[Kd]);
-            CH_FAM_PREFETCH(&K[Kd]);
+            CH_PREFETCH_KEEP(&A[Kd]);
+            CH_PREFETCH_KEEP(&K[Kd]);
             out[id[t]] = (int32_t)nb;
             x1[nw] = x1[t];
             x2[nw] = x2[t];
@@ -141,8 +141,8 @@ CH_FAM_INLINE void ch__anchor_lanes(const uint32_t *A, const uint32_t *K, uint32
         for (k = 0; k < nd; k++) {
             uint32_t l = dl[k], s = ch__anchor_crc(hw, x1[l] - bs[l], x2[l] + bs[l]);
             uint32_t d = s % ab[l];
-            CH_FAM_PREFETCH(&A[d]);
-            CH_FAM_PREFETCH(&K[d]);
+            CH_PREFETCH_KEEP(&A[d]);
+            CH_PREFETCH_KEEP(&K[d]);
             bs[l] = s;
             x[l] = d;
         }

@@ -27,12 +27,12 @@
 
 #define CH_BIN_C 2862933555777941757ULL
 
-CH_FAM_INLINE uint64_t ch_bin_rehash(uint64_t v, uint32_t s) {
+CH_INLINE uint64_t ch_bin_rehash(uint64_t v, uint32_t s) {
     uint64_t h = CH_BIN_C * v + 1;
     return (h * h * (uint64_t)s) >> 32;
 }
 
-CH_FAM_INLINE uint32_t ch_bin_relocate(uint32_t b, uint64_t h) {
+CH_INLINE uint32_t ch_bin_relocate(uint32_t b, uint64_t h) {
     if (b < 2) return b;
     uint32_t base = 1u << ch_fam_bsr32(b);
     return base + ((uint32_t)ch_bin_rehash(h, base - 1) & (base - 1));
@@ -44,7 +44,7 @@ static inline void ch_bin_filters(uint32_t n, uint32_t *e, uint32_t *m) {
     *m = *e >> 1;
 }
 
-CH_FAM_INLINE int32_t ch_binomial_f(uint64_t h, uint32_t n, uint32_t e, uint32_t mf) {
+CH_INLINE int32_t ch_binomial_f(uint64_t h, uint32_t n, uint32_t e, uint32_t mf) {
     if (n < 2) return 0;
     uint32_t b = ch_bin_relocate((uint32_t)h & e, h);
     if (b < n) return (int32_t)b;
@@ -59,7 +59,7 @@ CH_FAM_INLINE int32_t ch_binomial_f(uint64_t h, uint32_t n, uint32_t e, uint32_t
     return (int32_t)ch_bin_relocate((uint32_t)h & mf, h);
 }
 
-CH_FAM_INLINE int32_t ch_binomial(uint64_t h, uint32_t n) {
+CH_INLINE int32_t ch_binomial(uint64_t h, uint32_t n) {
     uint32_t e, mf;
     ch_bin_filters(n, &e, &mf);
     return ch_binomial_f(h, n, e, mf);
@@ -70,18 +70,18 @@ CH_FAM_INLINE int32_t ch_binomial(uint64_t h, uint32_t n) {
  * alike and the answer selected without a branch (never open). */
 typedef struct { uint32_t n, e, mf; } ch_bin_ctx;
 
-CH_FAM_INLINE uint32_t ch__bin_pick(uint64_t x, uint32_t filter) {
+CH_INLINE uint32_t ch__bin_pick(uint64_t x, uint32_t filter) {
     uint32_t c = (uint32_t)x & filter;
     uint32_t lvl = 1u << ch_fam_bsr32(c | 1u);
     uint32_t r = lvl + ((uint32_t)ch_bin_rehash(x, lvl - 1) & (lvl - 1));
     return ch_fam_sel32(c < 2, c, r);
 }
 
-CH_FAM_INLINE uint32_t ch__bin_first(uint64_t key, const void *ctx) {
+CH_INLINE uint32_t ch__bin_first(uint64_t key, const void *ctx) {
     return ch__bin_pick(key, ((const ch_bin_ctx *)ctx)->e);
 }
 
-CH_FAM_INLINE uint32_t ch__bin_second(uint64_t key, const void *ctx) {
+CH_INLINE uint32_t ch__bin_second(uint64_t key, const void *ctx) {
     const ch_bin_ctx *c = (const ch_bin_ctx *)ctx;
     uint32_t b[4], i;
     uint64_t x = key;
@@ -95,7 +95,7 @@ CH_FAM_INLINE uint32_t ch__bin_second(uint64_t key, const void *ctx) {
     return res;
 }
 
-CH_FAM_INLINE int32_t ch__bin_full(uint64_t key, const void *ctx) {
+CH_INLINE int32_t ch__bin_full(uint64_t key, const void *ctx) {
     const ch_bin_ctx *c = (const ch_bin_ctx *)ctx;
     return ch_binomial_f(key, c->n, c->e, c->mf);
 }

@@ -32,7 +32,7 @@
 
 #define CH_DX_ADD_KEY 1228u
 
-CH_FAM_INLINE uint32_t ch_dx_bit(const uint64_t *bits, uint32_t b) {
+CH_INLINE uint32_t ch_dx_bit(const uint64_t *bits, uint32_t b) {
     return (uint32_t)(bits[b >> 6] >> (b & 63)) & 1u;
 }
 
@@ -69,7 +69,7 @@ static inline uint32_t ch_dx_scan(const uint64_t *bits, uint32_t size, uint32_t 
  * (4 bytes a slot: out of cache at 10^6 slots) overlap, where inside the probe loop each
  * waited behind the key's mispredicted exit (measured 2.2x at 10^5 of 10^6 slots working). */
 #define CH_DX_KERNEL(SUFFIX, CRC, POW2)                                                       \
-    CH_FAM_INLINE uint32_t ch_dx_probe_##SUFFIX(const uint64_t *bits, uint32_t size,          \
+    CH_INLINE uint32_t ch_dx_probe_##SUFFIX(const uint64_t *bits, uint32_t size,              \
                                                 uint32_t key, uint32_t want,                 \
                                                 uint32_t *probes) {                          \
         const uint64_t M = ch_fam_fastmod_m(size);                                            \
@@ -105,7 +105,7 @@ CH_DX_KERNEL(hw, ch_crc32c_u64_hw, 0)
 CH_DX_KERNEL(hw2, ch_crc32c_u64_hw, 1)
 #endif
 
-CH_FAM_INLINE int ch_dx_pow2(uint32_t size) { return (size & (size - 1)) == 0; }
+CH_INLINE int ch_dx_pow2(uint32_t size) { return (size & (size - 1)) == 0; }
 
 /* probe(key, want); a slot of the wanted kind exists. */
 static inline uint32_t ch_dx_probe(const uint64_t *bits, uint32_t size, uint32_t key,

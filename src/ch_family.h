@@ -15,21 +15,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "ch_mix.h"
+#include "ch_platform.h"   /* CH_INLINE, CH_PREFETCH_KEEP */
 #include "ch_crc.h"   /* CRC-32C (ch_crc32c_u64, _sw, _hw), the core's CRCs in one place */
 
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#define CH_FAM_INLINE static inline __attribute__((always_inline))
-#elif defined(_MSC_VER)
-#define CH_FAM_INLINE static __forceinline
-#else
-#define CH_FAM_INLINE static inline
-#endif
-
-CH_FAM_INLINE int ch_fam_bsr64(uint64_t x) {
+CH_INLINE int ch_fam_bsr64(uint64_t x) {
 #if defined(__GNUC__) || defined(__clang__)
     return 63 ^ __builtin_clzll(x);
 #elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64))
@@ -43,9 +36,9 @@ CH_FAM_INLINE int ch_fam_bsr64(uint64_t x) {
 #endif
 }
 
-CH_FAM_INLINE int ch_fam_bsr32(uint32_t x) { return ch_fam_bsr64(x); }
+CH_INLINE int ch_fam_bsr32(uint32_t x) { return ch_fam_bsr64(x); }
 
-CH_FAM_INLINE uint32_t ch_fam_parity32(uint32_t x) {
+CH_INLINE uint32_t ch_fam_parity32(uint32_t x) {
 #if defined(__GNUC__) || defined(__clang__)
     return (uint32_t)__builtin_parity(x);
 #else
@@ -57,12 +50,6 @@ CH_FAM_INLINE uint32_t ch_fam_parity32(uint32_t x) {
     return x & 1u;
 #endif
 }
-
-#if defined(__GNUC__) || defined(__clang__)
-#define CH_FAM_PREFETCH(p) __builtin_prefetch((const void *)(p), 0, 3)
-#else
-#define CH_FAM_PREFETCH(p) ((void)0)
-#endif
 
 /* The removal-capable kernels (AnchorHash, DxHash, JumpBackAnchor, MementoHash) walk a key
  * through a chain of probes whose length varies from key to key.  Their batches run
@@ -80,19 +67,19 @@ CH_FAM_INLINE uint32_t ch_fam_parity32(uint32_t x) {
 
 /* x % d for 32-bit x and d >= 1 given M = ch_fam_fastmod_m(d) (Lemire, Kaser & Kurz, "Faster
  * remainder by direct computation", 2019: exact for every 32-bit x and d). */
-CH_FAM_INLINE uint64_t ch_fam_fastmod_m(uint32_t d) { return ~(uint64_t)0 / d + 1; }
+CH_INLINE uint64_t ch_fam_fastmod_m(uint32_t d) { return ~(uint64_t)0 / d + 1; }
 
-CH_FAM_INLINE uint32_t ch_fam_fastmod(uint32_t x, uint64_t M, uint32_t d) {
+CH_INLINE uint32_t ch_fam_fastmod(uint32_t x, uint64_t M, uint32_t d) {
     return (uint32_t)ch_mulhi(M * x, d);
 }
 
 /* c ? a : b without a branch (c is 0 or 1): compilers turn chains of ?: back into jumps, which
  * is the very cost the batch kernels' second passes avoid. */
-CH_FAM_INLINE uint32_t ch_fam_sel32(uint32_t c, uint32_t a, uint32_t b) {
+CH_INLINE uint32_t ch_fam_sel32(uint32_t c, uint32_t a, uint32_t b) {
     return b ^ ((a ^ b) & (0u - c));
 }
 
-CH_FAM_INLINE uint64_t ch_fam_sel64(uint64_t c, uint64_t a, uint64_t b) {
+CH_INLINE uint64_t ch_fam_sel64(uint64_t c, uint64_t a, uint64_t b) {
     return b ^ ((a ^ b) & ((uint64_t)0 - c));
 }
 
@@ -109,7 +96,7 @@ CH_FAM_INLINE uint64_t ch_fam_sel64(uint64_t c, uint64_t a, uint64_t b) {
 typedef uint32_t (*ch_fam_step)(uint64_t key, const void *ctx);
 typedef int32_t (*ch_fam_full)(uint64_t key, const void *ctx);
 
-CH_FAM_INLINE void ch_fam_blocks(const uint64_t *h, size_t m, uint32_t n, int32_t *out,
+CH_INLINE void ch_fam_blocks(const uint64_t *h, size_t m, uint32_t n, int32_t *out,
                                  const void *ctx, ch_fam_step first, ch_fam_step second,
                                  ch_fam_full full) {
     size_t base, j, k, e, ns, nw;

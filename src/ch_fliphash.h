@@ -30,7 +30,7 @@
 
 #define CH_FLIP_MAX_ITERATIONS 64
 
-CH_FAM_INLINE uint64_t ch_flip_h(uint64_t key, uint64_t seed, uint32_t j, uint32_t i) {
+CH_INLINE uint64_t ch_flip_h(uint64_t key, uint64_t seed, uint32_t j, uint32_t i) {
     uint64_t k = key ^ seed;
     k *= (uint64_t)j * 2 + 1;
     k = (k ^ (k >> 27)) * 0x3C79AC492BA7B653ULL;
@@ -39,7 +39,7 @@ CH_FAM_INLINE uint64_t ch_flip_h(uint64_t key, uint64_t seed, uint32_t j, uint32
     return k ^ (k >> 27);
 }
 
-CH_FAM_INLINE uint64_t ch_flip_pow2(uint64_t key, uint64_t seed, uint64_t h, uint64_t mask) {
+CH_INLINE uint64_t ch_flip_pow2(uint64_t key, uint64_t seed, uint64_t h, uint64_t mask) {
     uint64_t m = h & mask;
     if (m == 0) return 0;
     int top = ch_fam_bsr64(m);
@@ -47,7 +47,7 @@ CH_FAM_INLINE uint64_t ch_flip_pow2(uint64_t key, uint64_t seed, uint64_t h, uin
     return m ^ (ch_flip_h(key, seed, (uint32_t)top, 0) & below);
 }
 
-CH_FAM_INLINE uint64_t ch_fliphash(uint64_t key, uint64_t seed, uint64_t range_end) {
+CH_INLINE uint64_t ch_fliphash(uint64_t key, uint64_t seed, uint64_t range_end) {
     if (range_end == 0) return 0;
     int top = ch_fam_bsr64(range_end);
     uint64_t mask = ((uint64_t)2 << top) - 1;  /* top = 63: wraps to 2^64 - 1 */
@@ -69,18 +69,18 @@ CH_FAM_INLINE uint64_t ch_fliphash(uint64_t key, uint64_t seed, uint64_t range_e
  * for the keys both redraws leave open (below 1/4 of those). */
 typedef struct { uint64_t seed, end, mask; uint32_t etop; } ch_flip_ctx;
 
-CH_FAM_INLINE uint32_t ch__fl_pick(uint64_t key, uint64_t seed, uint64_t mask) {
+CH_INLINE uint32_t ch__fl_pick(uint64_t key, uint64_t seed, uint64_t mask) {
     uint64_t x = ch_flip_h(key, seed, 0, 0) & mask;
     int top = ch_fam_bsr64(x | 1);
     return (uint32_t)(x ^ (ch_flip_h(key, seed, (uint32_t)top, 0) & (((uint64_t)1 << top) - 1)));
 }
 
-CH_FAM_INLINE uint32_t ch__fl_first(uint64_t key, const void *ctx) {
+CH_INLINE uint32_t ch__fl_first(uint64_t key, const void *ctx) {
     const ch_flip_ctx *c = (const ch_flip_ctx *)ctx;
     return ch__fl_pick(key, c->seed, c->mask);
 }
 
-CH_FAM_INLINE uint32_t ch__fl_second(uint64_t key, const void *ctx) {
+CH_INLINE uint32_t ch__fl_second(uint64_t key, const void *ctx) {
     const ch_flip_ctx *c = (const ch_flip_ctx *)ctx;
     const uint64_t half = c->mask >> 1;
     uint32_t fb = ch__fl_pick(key, c->seed, half);
@@ -91,7 +91,7 @@ CH_FAM_INLINE uint32_t ch__fl_second(uint64_t key, const void *ctx) {
     return ch_fam_sel32(d1 <= half, fb, ch_fam_sel32(d1 <= c->end, (uint32_t)d1, res));
 }
 
-CH_FAM_INLINE int32_t ch__fl_full(uint64_t key, const void *ctx) {
+CH_INLINE int32_t ch__fl_full(uint64_t key, const void *ctx) {
     const ch_flip_ctx *c = (const ch_flip_ctx *)ctx;
     return (int32_t)ch_fliphash(key, c->seed, c->end);
 }

@@ -30,32 +30,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* ------------------------------------------------------------------------ */
-/* Compiler helpers                                                          */
-/* ------------------------------------------------------------------------ */
-
-#if defined(__GNUC__) || defined(__clang__)
-#  define CH__LIKELY(x)   __builtin_expect(!!(x), 1)
-#  define CH__UNLIKELY(x) __builtin_expect(!!(x), 0)
-#  define CH__INLINE      static inline __attribute__((always_inline))
-/* out-of-line helper for the rare long-input path (keeps the hot path lean);
- * gcc rejects `inline` + noinline, clang flags `unused` on a used function */
-#  if defined(__clang__)
-#    define CH__OUTLINE   static inline __attribute__((noinline))
-#  else
-#    define CH__OUTLINE   static __attribute__((noinline, unused))
-#  endif
-#elif defined(_MSC_VER)
-#  define CH__LIKELY(x)   (x)
-#  define CH__UNLIKELY(x) (x)
-#  define CH__INLINE      static __forceinline
-#  define CH__OUTLINE     static __inline __declspec(noinline)
-#else
-#  define CH__LIKELY(x)   (x)
-#  define CH__UNLIKELY(x) (x)
-#  define CH__INLINE      static inline
-#  define CH__OUTLINE     static inline
-#endif
+#include "ch_platform.h"   /* CH_INLINE, CH_LIKELY, CH_OUTLINE, ... */
 
 /* Byte order of the host: 1 = little endian, 2 = big endian, 0 = unknown
  * (unknown falls back to byte-by-byte assembly, which is always correct). */
@@ -97,17 +72,17 @@ unsigned __int64 __umulh(unsigned __int64, unsigned __int64);
 /* Primitive operations                                                      */
 /* ------------------------------------------------------------------------ */
 
-CH__INLINE uint64_t ch__rotl64(uint64_t x, unsigned r)
+CH_INLINE uint64_t ch__rotl64(uint64_t x, unsigned r)
 {
     return (x << r) | (x >> (64u - r));
 }
 
-CH__INLINE uint32_t ch__rotl32(uint32_t x, unsigned r)
+CH_INLINE uint32_t ch__rotl32(uint32_t x, unsigned r)
 {
     return (x << r) | (x >> (32u - r));
 }
 
-CH__INLINE uint32_t ch__bswap32(uint32_t x)
+CH_INLINE uint32_t ch__bswap32(uint32_t x)
 {
 #if defined(__GNUC__) || defined(__clang__)
     return __builtin_bswap32(x);
@@ -117,7 +92,7 @@ CH__INLINE uint32_t ch__bswap32(uint32_t x)
 #endif
 }
 
-CH__INLINE uint64_t ch__bswap64(uint64_t x)
+CH_INLINE uint64_t ch__bswap64(uint64_t x)
 {
 #if defined(__GNUC__) || defined(__clang__)
     return __builtin_bswap64(x);
@@ -130,7 +105,7 @@ CH__INLINE uint64_t ch__bswap64(uint64_t x)
 }
 
 /* Little-endian loads / stores (unaligned-safe). */
-CH__INLINE uint64_t ch__rd64(const uint8_t *p)
+CH_INLINE uint64_t ch__rd64(const uint8_t *p)
 {
 #if CH__BYTE_ORDER == 1
     uint64_t v;
@@ -148,7 +123,7 @@ CH__INLINE uint64_t ch__rd64(const uint8_t *p)
 #endif
 }
 
-CH__INLINE uint32_t ch__rd32(const uint8_t *p)
+CH_INLINE uint32_t ch__rd32(const uint8_t *p)
 {
 #if CH__BYTE_ORDER == 1
     uint32_t v;
@@ -164,7 +139,7 @@ CH__INLINE uint32_t ch__rd32(const uint8_t *p)
 #endif
 }
 
-CH__INLINE void ch__wr64(uint8_t *p, uint64_t v)
+CH_INLINE void ch__wr64(uint8_t *p, uint64_t v)
 {
 #if CH__BYTE_ORDER == 1
     memcpy(p, &v, sizeof v);
@@ -178,7 +153,7 @@ CH__INLINE void ch__wr64(uint8_t *p, uint64_t v)
 #endif
 }
 
-CH__INLINE void ch__wr32(uint8_t *p, uint32_t v)
+CH_INLINE void ch__wr32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
@@ -187,7 +162,7 @@ CH__INLINE void ch__wr32(uint8_t *p, uint32_t v)
 }
 
 /* Full 64x64 -> 128 product, folded: low64 XOR high64. */
-CH__INLINE uint64_t ch__mul128_fold64(uint64_t a, uint64_t b)
+CH_INLINE uint64_t ch__mul128_fold64(uint64_t a, uint64_t b)
 {
 #if defined(CH__MUL128_INT128)
     ch__u128 r = (ch__u128)a * (ch__u128)b;
@@ -229,7 +204,7 @@ CH__INLINE uint64_t ch__mul128_fold64(uint64_t a, uint64_t b)
 #define CH__PMX_1 0x165667919E3779F9ull
 #define CH__PMX_2 0x9FB21C651E98DF25ull
 
-CH__INLINE uint64_t ch__xxh64_avalanche(uint64_t h)
+CH_INLINE uint64_t ch__xxh64_avalanche(uint64_t h)
 {
     h ^= h >> 33;
     h *= CH__P64_2;
@@ -243,14 +218,14 @@ CH__INLINE uint64_t ch__xxh64_avalanche(uint64_t h)
 /* XXH64                                                                     */
 /* ------------------------------------------------------------------------ */
 
-CH__INLINE uint64_t ch__xxh64_round(uint64_t acc, uint64_t lane)
+CH_INLINE uint64_t ch__xxh64_round(uint64_t acc, uint64_t lane)
 {
     acc += lane * CH__P64_2;
     acc = ch__rotl64(acc, 31);
     return acc * CH__P64_1;
 }
 
-CH__INLINE uint64_t ch__xxh64_merge(uint64_t acc, uint64_t v)
+CH_INLINE uint64_t ch__xxh64_merge(uint64_t acc, uint64_t v)
 {
     acc ^= ch__xxh64_round(0, v);
     return acc * CH__P64_1 + CH__P64_4;
@@ -334,7 +309,7 @@ static const uint8_t ch__xxh3_secret[CH__XXH3_SECRET_SIZE] = {
     0x95, 0x16, 0x04, 0x28, 0xaf, 0xd7, 0xfb, 0xca, 0xbb, 0x4b, 0x40, 0x7e,
 };
 
-CH__INLINE uint64_t ch__xxh3_avalanche(uint64_t h)
+CH_INLINE uint64_t ch__xxh3_avalanche(uint64_t h)
 {
     h ^= h >> 37;
     h *= CH__PMX_1;
@@ -343,7 +318,7 @@ CH__INLINE uint64_t ch__xxh3_avalanche(uint64_t h)
 }
 
 /* Mixer of the 4..8 byte path ("rrmxmx"). */
-CH__INLINE uint64_t ch__xxh3_rrmxmx(uint64_t h, uint64_t len)
+CH_INLINE uint64_t ch__xxh3_rrmxmx(uint64_t h, uint64_t len)
 {
     h ^= ch__rotl64(h, 49) ^ ch__rotl64(h, 24);
     h *= CH__PMX_2;
@@ -354,10 +329,10 @@ CH__INLINE uint64_t ch__xxh3_rrmxmx(uint64_t h, uint64_t len)
 }
 
 /* len in [0, 16]; the seed is used directly (default secret). */
-CH__INLINE uint64_t ch__xxh3_0to16(const uint8_t *p, size_t len, uint64_t seed)
+CH_INLINE uint64_t ch__xxh3_0to16(const uint8_t *p, size_t len, uint64_t seed)
 {
     const uint8_t *const s = ch__xxh3_secret;
-    if (CH__LIKELY(len > 8)) {
+    if (CH_LIKELY(len > 8)) {
         uint64_t flip_lo = (ch__rd64(s + 24) ^ ch__rd64(s + 32)) + seed;
         uint64_t flip_hi = (ch__rd64(s + 40) ^ ch__rd64(s + 48)) - seed;
         uint64_t lo = ch__rd64(p) ^ flip_lo;
@@ -366,7 +341,7 @@ CH__INLINE uint64_t ch__xxh3_0to16(const uint8_t *p, size_t len, uint64_t seed)
                        ch__mul128_fold64(lo, hi);
         return ch__xxh3_avalanche(acc);
     }
-    if (CH__LIKELY(len >= 4)) {
+    if (CH_LIKELY(len >= 4)) {
         uint64_t sd = seed ^ ((uint64_t)ch__bswap32((uint32_t)seed) << 32);
         uint64_t first = ch__rd32(p);
         uint64_t last = ch__rd32(p + len - 4);
@@ -386,7 +361,7 @@ CH__INLINE uint64_t ch__xxh3_0to16(const uint8_t *p, size_t len, uint64_t seed)
 }
 
 /* Mix a 16-byte input chunk with 16 bytes of secret and the seed. */
-CH__INLINE uint64_t ch__xxh3_mix16(const uint8_t *p, const uint8_t *s,
+CH_INLINE uint64_t ch__xxh3_mix16(const uint8_t *p, const uint8_t *s,
                                    uint64_t seed)
 {
     uint64_t a = ch__rd64(p) ^ (ch__rd64(s) + seed);
@@ -395,7 +370,7 @@ CH__INLINE uint64_t ch__xxh3_mix16(const uint8_t *p, const uint8_t *s,
 }
 
 /* len in [17, 128]. */
-CH__INLINE uint64_t ch__xxh3_17to128(const uint8_t *p, size_t len,
+CH_INLINE uint64_t ch__xxh3_17to128(const uint8_t *p, size_t len,
                                      uint64_t seed)
 {
     const uint8_t *const s = ch__xxh3_secret;
@@ -419,7 +394,7 @@ CH__INLINE uint64_t ch__xxh3_17to128(const uint8_t *p, size_t len,
 }
 
 /* len in [129, 240]. */
-CH__OUTLINE uint64_t ch__xxh3_129to240(const uint8_t *p, size_t len,
+CH_OUTLINE uint64_t ch__xxh3_129to240(const uint8_t *p, size_t len,
                                       uint64_t seed)
 {
     const uint8_t *const s = ch__xxh3_secret;
@@ -435,7 +410,7 @@ CH__OUTLINE uint64_t ch__xxh3_129to240(const uint8_t *p, size_t len,
 }
 
 /* One 64-byte stripe into the 8 accumulators. */
-CH__INLINE void ch__xxh3_accumulate(uint64_t acc[8], const uint8_t *in,
+CH_INLINE void ch__xxh3_accumulate(uint64_t acc[8], const uint8_t *in,
                                     const uint8_t *s)
 {
     unsigned i;
@@ -447,7 +422,7 @@ CH__INLINE void ch__xxh3_accumulate(uint64_t acc[8], const uint8_t *in,
     }
 }
 
-CH__INLINE void ch__xxh3_scramble(uint64_t acc[8], const uint8_t *s)
+CH_INLINE void ch__xxh3_scramble(uint64_t acc[8], const uint8_t *s)
 {
     unsigned i;
     for (i = 0; i < 8; i++) {
@@ -459,7 +434,7 @@ CH__INLINE void ch__xxh3_scramble(uint64_t acc[8], const uint8_t *s)
 }
 
 /* len > 240: stripe/block loop with the (possibly seed-derived) secret. */
-CH__OUTLINE uint64_t ch__xxh3_long(const uint8_t *p, size_t len, uint64_t seed)
+CH_OUTLINE uint64_t ch__xxh3_long(const uint8_t *p, size_t len, uint64_t seed)
 {
     uint8_t custom[CH__XXH3_SECRET_SIZE];
     const uint8_t *s = ch__xxh3_secret;
@@ -514,9 +489,9 @@ CH__OUTLINE uint64_t ch__xxh3_long(const uint8_t *p, size_t len, uint64_t seed)
 
 static inline uint64_t ch_xxh3_64(const uint8_t *p, size_t len, uint64_t seed)
 {
-    if (CH__LIKELY(len <= 16))
+    if (CH_LIKELY(len <= 16))
         return ch__xxh3_0to16(p, len, seed);
-    if (CH__LIKELY(len <= 128))
+    if (CH_LIKELY(len <= 128))
         return ch__xxh3_17to128(p, len, seed);
     if (len <= 240)
         return ch__xxh3_129to240(p, len, seed);
@@ -530,7 +505,7 @@ static inline uint64_t ch_xxh3_64(const uint8_t *p, size_t len, uint64_t seed)
 #define CH__MM3_C1 0x87C37B91114253D5ull
 #define CH__MM3_C2 0x4CF5AD432745937Full
 
-CH__INLINE uint64_t ch__mm3_fmix64(uint64_t k)
+CH_INLINE uint64_t ch__mm3_fmix64(uint64_t k)
 {
     k ^= k >> 33;
     k *= 0xFF51AFD7ED558CCDull;
@@ -542,7 +517,7 @@ CH__INLINE uint64_t ch__mm3_fmix64(uint64_t k)
 
 /* The finalization of MurmurHash3 x64_128, first 64 bits: mix in the length, add the halves,
  * fmix both, add again. */
-CH__INLINE uint64_t ch__mm3_final(uint64_t h1, uint64_t h2, size_t len)
+CH_INLINE uint64_t ch__mm3_final(uint64_t h1, uint64_t h2, size_t len)
 {
     h1 ^= (uint64_t)len;
     h2 ^= (uint64_t)len;

@@ -32,7 +32,7 @@
 #include "ch_family.h"
 
 /* The walk for n >= 2 from generator state *s (hash4j: getBucket(numBuckets, generator)). */
-CH_FAM_INLINE int32_t ch_jumpback_walk(uint64_t *s, uint32_t n) {
+CH_INLINE int32_t ch_jumpback_walk(uint64_t *s, uint32_t n) {
     uint64_t state = *s + CH_GOLDEN;
     uint64_t r0 = ch_mix64(state);
     uint32_t x = (uint32_t)(r0 ^ (r0 >> 32)) & (0xFFFFFFFFu >> (31 - ch_fam_bsr32(n - 1)));
@@ -57,7 +57,7 @@ CH_FAM_INLINE int32_t ch_jumpback_walk(uint64_t *s, uint32_t n) {
 }
 
 /* The bucket of hash h among n >= 1 buckets. */
-CH_FAM_INLINE int32_t ch_jumpback(uint64_t h, uint32_t n) {
+CH_INLINE int32_t ch_jumpback(uint64_t h, uint32_t n) {
     if (n <= 1) return 0;
     return ch_jumpback_walk(&h, n);
 }
@@ -70,19 +70,19 @@ CH_FAM_INLINE int32_t ch_jumpback(uint64_t h, uint32_t n) {
  * open (below 1/16 of those).  Same result as ch_jumpback for every key. */
 typedef struct { uint32_t n, mask, lo; } ch_jumpback_ctx;
 
-CH_FAM_INLINE uint32_t ch__jb_candidate(uint64_t r0, uint32_t x) {
+CH_INLINE uint32_t ch__jb_candidate(uint64_t r0, uint32_t x) {
     uint32_t l = 1u << ch_fam_bsr32(x | 1u);
     uint32_t b = l + ((uint32_t)(r0 >> (ch_fam_parity32(x) << 5)) & (l - 1));
     return ch_fam_sel32(x != 0, b, 0);
 }
 
-CH_FAM_INLINE uint32_t ch__jb_first(uint64_t key, const void *ctx) {
+CH_INLINE uint32_t ch__jb_first(uint64_t key, const void *ctx) {
     const ch_jumpback_ctx *c = (const ch_jumpback_ctx *)ctx;
     uint64_t r0 = ch_mix64(key + CH_GOLDEN);
     return ch__jb_candidate(r0, (uint32_t)(r0 ^ (r0 >> 32)) & c->mask);
 }
 
-CH_FAM_INLINE uint32_t ch__jb_second(uint64_t key, const void *ctx) {
+CH_INLINE uint32_t ch__jb_second(uint64_t key, const void *ctx) {
     const ch_jumpback_ctx *c = (const ch_jumpback_ctx *)ctx;
     const uint32_t lo = c->lo, hi = c->mask, n = c->n;
     uint64_t s0 = key + CH_GOLDEN, r0 = ch_mix64(s0);
@@ -96,7 +96,7 @@ CH_FAM_INLINE uint32_t ch__jb_second(uint64_t key, const void *ctx) {
     return res;
 }
 
-CH_FAM_INLINE int32_t ch__jb_full(uint64_t key, const void *ctx) {
+CH_INLINE int32_t ch__jb_full(uint64_t key, const void *ctx) {
     return ch_jumpback_walk(&key, ((const ch_jumpback_ctx *)ctx)->n);
 }
 

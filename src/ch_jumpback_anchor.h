@@ -30,12 +30,12 @@
 #include "ch_jumpback.h"
 
 /* ka holds 2 int32 per bucket: ka[2 b] = n_b, ka[2 b + 1] = d_b. */
-CH_FAM_INLINE int32_t ch_jba_view(const int32_t *ka, int32_t b, int32_t v) {
+CH_INLINE int32_t ch_jba_view(const int32_t *ka, int32_t b, int32_t v) {
     while (ka[2 * b] >= v) b += ka[2 * b + 1];
     return b;
 }
 
-CH_FAM_INLINE uint32_t ch_jba_uniform(uint64_t *s, uint32_t bound) {
+CH_INLINE uint32_t ch_jba_uniform(uint64_t *s, uint32_t bound) {
     *s += CH_GOLDEN;
     uint64_t m = (uint64_t)(uint32_t)ch_mix64(*s) * bound;
     if ((uint32_t)m < bound) {
@@ -49,7 +49,7 @@ CH_FAM_INLINE uint32_t ch_jba_uniform(uint64_t *s, uint32_t bound) {
 }
 
 /* The bucket of hash h; a >= 1 buckets ever used, at least one of them working. */
-CH_FAM_INLINE int32_t ch_jba_bucket(uint64_t h, uint32_t a, const int32_t *ka) {
+CH_INLINE int32_t ch_jba_bucket(uint64_t h, uint32_t a, const int32_t *ka) {
     if (a <= 1) return 0;
     uint64_t s = h;
     int32_t b = ch_jumpback_walk(&s, a);
@@ -84,7 +84,7 @@ static inline void ch_jba_batch(const uint64_t *h, size_t m, uint32_t a, const i
         for (; na < CH_FAM_LANES && next < m; next++) {
             uint64_t s = h[next];
             int32_t b = ch_jumpback_walk(&s, a);
-            CH_FAM_PREFETCH(&ka[2 * b]);
+            CH_PREFETCH_KEEP(&ka[2 * b]);
             ls[na] = s;
             lb[na] = b;
             lv[na] = INT32_MAX;
@@ -96,7 +96,7 @@ static inline void ch_jba_batch(const uint64_t *h, size_t m, uint32_t a, const i
             int32_t b = lb[t], v = lv[t], nb = ka[2 * b], db = ka[2 * b + 1];
             int view = nb >= v;
             int32_t b2 = view ? b + db : b;
-            CH_FAM_PREFETCH(&ka[2 * b2]);
+            CH_PREFETCH_KEEP(&ka[2 * b2]);
             out[id[t]] = b2;
             ls[nw] = ls[t];
             lb[nw] = b2;
@@ -109,7 +109,7 @@ static inline void ch_jba_batch(const uint64_t *h, size_t m, uint32_t a, const i
         for (k = 0; k < nd; k++) {
             size_t l = dl[k];
             int32_t b2 = (int32_t)ch_jba_uniform(&ls[l], (uint32_t)lv[l]);
-            CH_FAM_PREFETCH(&ka[2 * b2]);
+            CH_PREFETCH_KEEP(&ka[2 * b2]);
             out[id[l]] = b2;
             lb[l] = b2;
         }

@@ -48,13 +48,6 @@ static inline uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t see
     }
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-#define CH_KERNEL static inline __attribute__((always_inline))
-#elif defined(_MSC_VER)
-#define CH_KERNEL static __forceinline
-#else
-#define CH_KERNEL static inline
-#endif
 
 /* Instantiate a kernel once per hash: KERNEL(H, ...) with H a constant function pointer,
  * which the compiler inlines after the always_inline kernel is expanded; one case per row of
@@ -86,7 +79,7 @@ static const char ch__digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-CH_KERNEL size_t ch_u64_dec(uint64_t v, uint8_t *out) {
+CH_INLINE size_t ch_u64_dec(uint64_t v, uint8_t *out) {
     if (v < 10) {
         out[0] = (uint8_t)('0' + v);
         return 1;
@@ -124,7 +117,7 @@ CH_KERNEL size_t ch_u64_dec(uint64_t v, uint8_t *out) {
     return n;
 }
 
-CH_KERNEL size_t ch_i64_dec(int64_t v, uint8_t *out) {
+CH_INLINE size_t ch_i64_dec(int64_t v, uint8_t *out) {
     if (v < 0) {
         out[0] = '-';
         return 1 + ch_u64_dec((uint64_t)0 - (uint64_t)v, out + 1);
@@ -180,7 +173,7 @@ static inline Py_ssize_t ch_ucs_to_utf8(int kind, const void *data, Py_ssize_t n
 
 /* Hash items[start .. n) into out[start .. n) until an item needs the caller; returns the
  * index of that item, or n when all are done.  scratch holds CH_SCRATCH bytes. */
-CH_KERNEL Py_ssize_t ch__objects(ch_hfn H, PyObject *const *items, Py_ssize_t start,
+CH_INLINE Py_ssize_t ch__objects(ch_hfn H, PyObject *const *items, Py_ssize_t start,
                                  Py_ssize_t n, uint64_t seed, uint64_t *out, uint8_t *scratch,
                                  Py_ssize_t scratch_len) {
     const Py_ssize_t PF = 16;
@@ -244,7 +237,7 @@ static inline uint64_t ch__xxh3_17to32(const uint8_t *p, size_t len, uint64_t se
                               ch__xxh3_mix16(p + len - 16, s + 16, seed));
 }
 
-CH_KERNEL Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
+CH_INLINE Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
                                       uint64_t seed, uint64_t *out, uint8_t *scratch,
                                       Py_ssize_t scratch_len) {
     enum { G = 128, PF = 16 };
@@ -439,7 +432,7 @@ static inline Py_ssize_t ch_ucs4_elem_utf8(const uint32_t *s, size_t w, uint8_t 
  * front + len - 16 * k spans two of those stores, and a load across two stores cannot be
  * forwarded from them (it waits for both to reach the cache: ~3 ns a key).  So each chunk
  * from the back is packed again from its code points into back, one store per chunk. */
-CH_KERNEL uint64_t ch__xxh3_ucs4_17to128(const uint8_t *front, const uint32_t *s, size_t len,
+CH_INLINE uint64_t ch__xxh3_ucs4_17to128(const uint8_t *front, const uint32_t *s, size_t len,
                                          uint64_t seed, uint8_t *back) {
     const uint8_t *const sec = ch__xxh3_secret;
     uint64_t acc = (uint64_t)len * CH__P64_1;
@@ -457,7 +450,7 @@ CH_KERNEL uint64_t ch__xxh3_ucs4_17to128(const uint8_t *front, const uint32_t *s
 
 /* 16 code points of s (masked by m when m is not NULL) packed to 16 bytes at dst, their OR
  * into *acc; returns the mask of the non-NUL bytes. */
-CH_KERNEL unsigned ch__ucs4_pack16(const uint32_t *s, const __m128i *m, uint8_t *dst,
+CH_INLINE unsigned ch__ucs4_pack16(const uint32_t *s, const __m128i *m, uint8_t *dst,
                                    __m128i *acc) {
     const __m128i *p = (const __m128i *)s;
     __m128i a = _mm_loadu_si128(p), b = _mm_loadu_si128(p + 1);
@@ -477,7 +470,7 @@ CH_KERNEL unsigned ch__ucs4_pack16(const uint32_t *s, const __m128i *m, uint8_t 
 /* The fast path over elements [i, stop) of G groups of 16 code points each (GK: G as a
  * constant 1 or 2, so the groups unroll and the length is one bit scan; 0: any G); m: the
  * masks of the last group.  Returns the index of the first element it did not hash. */
-CH_KERNEL Py_ssize_t ch__ucs4_fast(ch_hfn H, const size_t GK, const uint32_t *data,
+CH_INLINE Py_ssize_t ch__ucs4_fast(ch_hfn H, const size_t GK, const uint32_t *data,
                                    size_t w, size_t G, Py_ssize_t i, Py_ssize_t start,
                                    Py_ssize_t stop, uint64_t seed, uint64_t *out,
                                    uint8_t *scratch, size_t scratch_len, const __m128i *m) {
@@ -538,7 +531,7 @@ CH_KERNEL Py_ssize_t ch__ucs4_fast(ch_hfn H, const size_t GK, const uint32_t *da
  * group of an element is masked to its w code points; its loads may run up to 15 code points
  * past the element, so the last elements of [start, stop), whose reads would leave the
  * range, and any element that is not ASCII take the exact code point at a time path. */
-CH_KERNEL Py_ssize_t ch__ucs4(ch_hfn H, const uint32_t *data, Py_ssize_t w, Py_ssize_t start,
+CH_INLINE Py_ssize_t ch__ucs4(ch_hfn H, const uint32_t *data, Py_ssize_t w, Py_ssize_t start,
                               Py_ssize_t stop, uint64_t seed, uint64_t *out, uint8_t *scratch,
                               size_t scratch_len) {
     Py_ssize_t i = start;
@@ -590,7 +583,7 @@ static inline Py_ssize_t ch_hash_ucs4(const uint32_t *data, Py_ssize_t w, Py_ssi
 }
 
 /* NumPy S array (itemsize w): hash elements [start, stop) into out[0 ..). */
-CH_KERNEL int ch__fixed_bytes(ch_hfn H, const uint8_t *data, Py_ssize_t w, Py_ssize_t start,
+CH_INLINE int ch__fixed_bytes(ch_hfn H, const uint8_t *data, Py_ssize_t w, Py_ssize_t start,
                               Py_ssize_t stop, uint64_t seed, uint64_t *out) {
     for (Py_ssize_t i = start; i < stop; i++) {
         const uint8_t *s = data + (size_t)i * (size_t)w;
@@ -605,14 +598,14 @@ static inline void ch_hash_fixed_bytes(const uint8_t *data, Py_ssize_t w, Py_ssi
 }
 
 /* Integer arrays: each value hashed as its ASCII decimal. */
-CH_KERNEL int ch__i64(ch_hfn H, const int64_t *v, Py_ssize_t m, uint64_t seed, uint64_t *out) {
+CH_INLINE int ch__i64(ch_hfn H, const int64_t *v, Py_ssize_t m, uint64_t seed, uint64_t *out) {
     uint8_t b[128];  /* 21 bytes are used; the size keeps gcc from warning about the
                         * inlined long-key paths of the hashes, which never run here */
     for (Py_ssize_t i = 0; i < m; i++) out[i] = H(b, ch_i64_dec(v[i], b), seed);
     return 0;
 }
 
-CH_KERNEL int ch__u64(ch_hfn H, const uint64_t *v, Py_ssize_t m, uint64_t seed, uint64_t *out) {
+CH_INLINE int ch__u64(ch_hfn H, const uint64_t *v, Py_ssize_t m, uint64_t seed, uint64_t *out) {
     uint8_t b[128];  /* 21 bytes are used; the size keeps gcc from warning about the
                         * inlined long-key paths of the hashes, which never run here */
     for (Py_ssize_t i = 0; i < m; i++) out[i] = H(b, ch_u64_dec(v[i], b), seed);
@@ -630,13 +623,13 @@ static inline void ch_hash_u64(const uint64_t *v, Py_ssize_t m, int hid, uint64_
 }
 
 /* Arrow variable-width binary / string arrays: element i spans data[off[i] .. off[i+1]). */
-CH_KERNEL int ch__off32(ch_hfn H, const int32_t *off, const uint8_t *data, Py_ssize_t m,
+CH_INLINE int ch__off32(ch_hfn H, const int32_t *off, const uint8_t *data, Py_ssize_t m,
                         uint64_t seed, uint64_t *out) {
     for (Py_ssize_t i = 0; i < m; i++) out[i] = H(data + off[i], (size_t)(off[i + 1] - off[i]), seed);
     return 0;
 }
 
-CH_KERNEL int ch__off64(ch_hfn H, const int64_t *off, const uint8_t *data, Py_ssize_t m,
+CH_INLINE int ch__off64(ch_hfn H, const int64_t *off, const uint8_t *data, Py_ssize_t m,
                         uint64_t seed, uint64_t *out) {
     for (Py_ssize_t i = 0; i < m; i++) out[i] = H(data + off[i], (size_t)(off[i + 1] - off[i]), seed);
     return 0;
@@ -655,7 +648,7 @@ static inline void ch_hash_offsets64(const int64_t *off, const uint8_t *data, Py
 /* Arrow string_view / binary_view arrays: 16-byte views; a view of length <= 12 holds its
  * bytes inline, a longer one names a data buffer and an offset into it.  Returns the index
  * of a view that points outside its buffers (damaged input), or m when all are hashed. */
-CH_KERNEL Py_ssize_t ch__views(ch_hfn H, const uint8_t *views, const uint64_t *buf_addr,
+CH_INLINE Py_ssize_t ch__views(ch_hfn H, const uint8_t *views, const uint64_t *buf_addr,
                                const int64_t *buf_size, int32_t nbufs, Py_ssize_t m,
                                uint64_t seed, uint64_t *out) {
     for (Py_ssize_t i = 0; i < m; i++) {
@@ -735,7 +728,7 @@ static inline void ch_take_objects_small(PyObject *const *src, const int32_t *id
 
 /* Build the positions of one node: labels utf8(name) + "#" + decimal j, j = 0 .. count-1.
  * label must hold name_len + 21 bytes and start with the name. */
-CH_KERNEL int ch__labels(ch_hfn H, uint8_t *label, size_t name_len, uint32_t count,
+CH_INLINE int ch__labels(ch_hfn H, uint8_t *label, size_t name_len, uint32_t count,
                          uint64_t seed, uint64_t *out) {
     label[name_len] = '#';
     for (uint32_t j = 0; j < count; j++) {
@@ -754,7 +747,7 @@ static inline void ch_label_positions(uint8_t *label, size_t name_len, uint32_t 
  * + "#" + decimal j for j < counts[i], into pos[off ..), with owner first_owner + i in own,
  * node after node.  The decimal suffix is counted up in place instead of printed per label.
  * label must hold max(lens) + 12 bytes. */
-CH_KERNEL int ch__label_ring(ch_hfn H, const uint8_t *const *names, const size_t *lens,
+CH_INLINE int ch__label_ring(ch_hfn H, const uint8_t *const *names, const size_t *lens,
                              const uint32_t *counts, size_t nn, int32_t first_owner,
                              uint64_t seed, uint8_t *label, uint64_t *pos, int32_t *own) {
     size_t off = 0;

@@ -61,7 +61,7 @@ static inline void ch_memento_fix(const uint64_t *h, size_t m, size_t n, const i
     for (;;) {
         for (; na < CH_FAM_LANES && next < m; next++) {
             int32_t b = out[next];
-            CH_FAM_PREFETCH(&R[b]);
+            CH_PREFETCH_KEEP(&R[b]);
             lh[na] = h[next];
             lb[na] = b;
             lr[na] = INT32_MAX;
@@ -73,7 +73,7 @@ static inline void ch_memento_fix(const uint64_t *h, size_t m, size_t n, const i
             int32_t b = lb[t], r = lr[t], x = R[b];
             int chain = x >= r;
             int32_t nb = chain ? x : b;
-            CH_FAM_PREFETCH(&R[nb]);
+            CH_PREFETCH_KEEP(&R[nb]);
             out[id[t]] = nb;
             lh[nw] = lh[t];
             lb[nw] = nb;
@@ -87,7 +87,7 @@ static inline void ch_memento_fix(const uint64_t *h, size_t m, size_t n, const i
             size_t l = dl[k];
             uint64_t u = ch_mix64(lh[l] + (uint64_t)(lb[l] + 1) * CH_GOLDEN);
             int32_t d = (int32_t)ch_mulhi(u, (uint64_t)lr[l]);
-            CH_FAM_PREFETCH(&R[d]);
+            CH_PREFETCH_KEEP(&R[d]);
             out[id[l]] = d;
             lb[l] = d;
         }

@@ -28,14 +28,14 @@
 
 #define CH_PCG_MUL 6364136223846793005ULL
 
-CH_FAM_INLINE uint32_t ch_pcg_out(uint64_t s) {
+CH_INLINE uint32_t ch_pcg_out(uint64_t s) {
     uint32_t rot = (uint32_t)(s >> 59);
     uint32_t x = (uint32_t)(((s >> 18) ^ s) >> 27);
     return (x >> rot) | (x << ((32 - rot) & 31));
 }
 
 /* f: returns r, and leaves the generator in *s (state) and *inc (increment) when bits != 0. */
-CH_FAM_INLINE uint32_t ch_power_f(uint64_t key, uint32_t mask, uint64_t *s, uint64_t *inc) {
+CH_INLINE uint32_t ch_power_f(uint64_t key, uint32_t mask, uint64_t *s, uint64_t *inc) {
     uint32_t bits = (uint32_t)key & mask;
     if (bits == 0) return 0;
     int t = ch_fam_bsr32(bits);
@@ -45,7 +45,7 @@ CH_FAM_INLINE uint32_t ch_power_f(uint64_t key, uint32_t mask, uint64_t *s, uint
     return h + (ch_pcg_out(*s) & (h - 1));
 }
 
-CH_FAM_INLINE uint32_t ch_power_g(uint32_t n, uint32_t x, uint64_t s, uint64_t inc) {
+CH_INLINE uint32_t ch_power_g(uint32_t n, uint32_t x, uint64_t s, uint64_t inc) {
     for (;;) {
         uint64_t scaled = ((uint64_t)x + 1) * 0xFFFFFFFFULL;
         uint64_t u = (uint64_t)ch_pcg_out(s) + 1;
@@ -57,7 +57,7 @@ CH_FAM_INLINE uint32_t ch_power_g(uint32_t n, uint32_t x, uint64_t s, uint64_t i
 
 /* The bucket of key among n buckets, 1 <= n <= 2^31 - 1; m1 = m - 1, mh = m/2 - 1 where m is
  * the power of two >= n (ch_power_masks). */
-CH_FAM_INLINE int32_t ch_power_m(uint64_t key, uint32_t n, uint32_t m1, uint32_t mh) {
+CH_INLINE int32_t ch_power_m(uint64_t key, uint32_t n, uint32_t m1, uint32_t mh) {
     uint64_t s = 0, inc = 0;
     uint32_t r1 = ch_power_f(key, m1, &s, &inc);
     if (r1 < n) return (int32_t)r1;
@@ -73,7 +73,7 @@ static inline void ch_power_masks(uint32_t n, uint32_t *m1, uint32_t *mh) {
     *mh = (m >> 1) - (m > 1);  /* n = 1: m = 1, both masks 0 (every key is bucket 0) */
 }
 
-CH_FAM_INLINE int32_t ch_power(uint64_t key, uint32_t n) {
+CH_INLINE int32_t ch_power(uint64_t key, uint32_t n) {
     uint32_t m1, mh;
     ch_power_masks(n, &m1, &mh);
     return ch_power_m(key, n, m1, mh);
@@ -83,7 +83,7 @@ CH_FAM_INLINE int32_t ch_power(uint64_t key, uint32_t n) {
  * function for the keys whose pick is >= n. */
 typedef struct { uint32_t n, m1, mh; } ch_power_ctx;
 
-CH_FAM_INLINE uint32_t ch__pw_first(uint64_t key, const void *ctx) {
+CH_INLINE uint32_t ch__pw_first(uint64_t key, const void *ctx) {
     uint32_t bits = (uint32_t)key & ((const ch_power_ctx *)ctx)->m1;
     int t = ch_fam_bsr32(bits | 1u);
     uint64_t inc = ((uint64_t)t << 1) | 1;
@@ -92,12 +92,12 @@ CH_FAM_INLINE uint32_t ch__pw_first(uint64_t key, const void *ctx) {
     return ch_fam_sel32(bits != 0, top + (ch_pcg_out(s) & (top - 1)), 0);
 }
 
-CH_FAM_INLINE int32_t ch__pw_full(uint64_t key, const void *ctx) {
+CH_INLINE int32_t ch__pw_full(uint64_t key, const void *ctx) {
     const ch_power_ctx *c = (const ch_power_ctx *)ctx;
     return ch_power_m(key, c->n, c->m1, c->mh);
 }
 
-CH_FAM_INLINE uint32_t ch__pw_second(uint64_t key, const void *ctx) {
+CH_INLINE uint32_t ch__pw_second(uint64_t key, const void *ctx) {
     return (uint32_t)ch__pw_full(key, ctx);
 }
 

@@ -18,21 +18,13 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ch_platform.h"   /* CH_PREFETCH, CH_LIKELY, CH_UNLIKELY */
 #if defined(__SSE2__) || defined(_M_X64)
 #include <emmintrin.h>
 #endif
 
 #define CH_PAD 8
 
-#if defined(__GNUC__) || defined(__clang__)
-#define CH_PREFETCH(p) __builtin_prefetch((const void *)(p), 0, 1)
-#define CH_LIKELY(x) __builtin_expect(!!(x), 1)
-#define CH_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define CH_PREFETCH(p) ((void)0)
-#define CH_LIKELY(x) (x)
-#define CH_UNLIKELY(x) (x)
-#endif
 
 /* Number of prefix bits for a ring of n positions. */
 static inline int ch_prefix_bits(size_t n) {

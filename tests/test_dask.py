@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import pickle
-import time
 
 import numpy as np
 import pytest
@@ -48,13 +47,12 @@ def client():  # type: ignore[no-untyped-def]
     cluster.close()
 
 
-def test_router_pickles_small_and_fast() -> None:
+def test_router_pickles_small() -> None:
+    # the state, not the 10,240 positions, crosses to the workers (how fast it loads: bench/)
     ring = HashRing([f"shard-{i}" for i in range(64)])
     blob = pickle.dumps(ring)
-    assert len(blob) < 4096
-    t = time.perf_counter()
+    assert len(blob) < 4096 < ring.positions.nbytes
     again = pickle.loads(blob)
-    assert time.perf_counter() - t < 0.5
     assert again == ring and (again.positions == ring.positions).all()
 
 
