@@ -148,9 +148,8 @@ def build_sdist_in_tree(tree: trees.Tree, sdist: Path, run: Path, work: Path) ->
         pyconfig = f"{tree.triplet}/python{tree.python}/pyconfig.h"
         (inc / pyconfig).parent.mkdir(parents=True)
         shutil.copy(tree.path / "usr/include" / pyconfig, inc / pyconfig)
-        cc = f"/mnt/zig/zig cc -target {tree.triplet}"
-        env = {"CC": cc, "LDSHARED": f"{cc} -shared -s", "ZIG_GLOBAL_CACHE_DIR": "/tmp/zig-cache",
-               "CFLAGS": f"-g0 -I/mnt/ch/{inc.name}"}
+        env = wheels.zig_env("/mnt/zig/zig", tree.triplet, cache="/tmp/zig-cache")
+        env["CFLAGS"] = f"-g0 -I/mnt/ch/{inc.name}"
     exports = " ".join(f"{k}='{v}'" for k, v in env.items())
     trees.run_in(tree, f"""
         rm -rf /tmp/chbuild-sdist /tmp/chwheel

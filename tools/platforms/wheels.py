@@ -109,11 +109,12 @@ def build_venv(tree: trees.Tree, work: Path, pins: dict[str, str] | None = None)
     return venv
 
 
-def _zig_env(venv: str, python: str, machine: str) -> dict[str, str]:
-    zig = f"{venv}/lib/python{python}/site-packages/ziglang/zig"
-    cc = f"{zig} cc -target {ZIG_TARGET[machine]}"
+def zig_env(zig: str, target: str, cache: str = "/root/.cache/zig") -> dict[str, str]:
+    """The environment in which setuptools compiles and links with ``zig cc`` for ``target``
+    (zig: its path inside the tree)."""
+    cc = f"{zig} cc -target {target}"
     # -s: no debug sections in the shipped extension (Debian's CFLAGS carry -g)
-    return {"CC": cc, "LDSHARED": f"{cc} -shared -s", "ZIG_GLOBAL_CACHE_DIR": "/root/.cache/zig"}
+    return {"CC": cc, "LDSHARED": f"{cc} -shared -s", "ZIG_GLOBAL_CACHE_DIR": cache}
 
 
 def build_in_tree(python: str, sdist_path: Path, work: Path, raw: Path,
@@ -137,7 +138,8 @@ def build_in_tree(python: str, sdist_path: Path, work: Path, raw: Path,
     with trees.mounted(tree, {str(work): "/mnt/ch"}):
         venv = build_venv(tree, work, pins)
         for machine in machines:
-            env = _zig_env(venv, python, machine)
+            env = zig_env(f"{venv}/lib/python{python}/site-packages/ziglang/zig",
+                          ZIG_TARGET[machine])
             if pins:
                 # what the lowest bounds must prove is that they build the tree (Cython's C,
                 # setuptools' metadata): at -O0 (setup.py's debug build), a minute less here
