@@ -53,13 +53,18 @@ SELECTION = "vector or family or hash_functions or conformance or platform_bytes
 # NumPy and Python build (pyarrow, pandas and polars have no s390x wheels; on arm64 they run in
 # the GitHub workflow), pickle, copy, to_bytes, out=, repr, nodes and the other surface tests,
 # without the bad-input matrices (error messages: Python logic, platform-independent) and the
-# same-machine bytes round trip (the other machines' bytes are checked instead).
+# same-machine bytes round trip (the other machines' bytes are checked instead). The damaged-
+# bytes test runs for every router but EnvoyRingHash and NginxUpstream: for them, some damaged
+# weights still make a valid router of 8-10 million positions, built twenty times over (348 s
+# and 45 s of s390x's 620, 196 s and 32 s of arm64's 433: --durations); the x86-64 trees and
+# the README's tests run those two whole.
 EMULATED_SELECTION = (
     "vector or family or hash_functions or (conformance and not pa_ and not pd_ and not pl_ "
     "and not unsupported and not bad_ and not nulls and not empty and not keys_not_a_container "
     "and not lone_surrogate and not missing_key and not wrong_type and not internal_hashes and not "
-    "rejects and not no_replicas and not unhashable)")
-PYTEST = "/usr/bin/nice -n 19 python -m pytest -q -ra -p no:cacheprovider"  # PATH: the venv only
+    "rejects and not no_replicas and not unhashable and not (valid_checksum and (EnvoyRingHash "
+    "or NginxUpstream)))")
+PYTEST = "/usr/bin/nice -n 19 python -m pytest -q -ra -p no:cacheprovider --durations=15"  # PATH: the venv only
 TEST_REQUIREMENTS = ["pytest", "hypothesis", "xxhash", "mmh3"]
 CONTAINER_LIBS = ["pandas", "pyarrow", "polars"]   # on the x86-64 trees
 
