@@ -40,29 +40,50 @@ def require(binary: str) -> str:
 
 
 
+Launch = Callable[[str], tuple[int, subprocess.Popen[bytes]]]
+
+
+def spawn(args: list[str], log: str) -> subprocess.Popen[bytes]:
+    """A server process appending its stdout and stderr to the file ``log`` (appending, so
+    a server told to log there too, like nutcracker's -o, does not overwrite it)."""
+    with open(log, "ab") as out:
+        return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+
+
 @contextmanager
-def _started(what: str, launch: Callable[[], tuple[int, subprocess.Popen[bytes]]]
+def _started(what: str, launch: Launch, *, must_survive: bool = True
              ) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
-    """Start one server with launch() (which picks a free port), retrying if the port was
-    taken meanwhile; yields (port, process) and stops it."""
-    for _ in range(5):
-        port, proc = launch()
+    """Start one server with launch(log) (which picks a free port and writes its output to
+    the file ``log``), retrying on a fresh port if the port was taken meanwhile; yields
+    (port, process) and stops it.  With ``must_survive``, a server that died before the end
+    fails the fixture with its output (a test that then met "connection refused" says why)."""
+    with tempfile.TemporaryDirectory(prefix="consistent-hash-test-") as logs:
+        errors = []
+        for attempt in range(5):
+            log = os.path.join(logs, f"{what}-{attempt}.log")
+            port, proc = launch(log)
+            try:
+                wait_port(port, proc, log=log)
+                break
+            except RuntimeError as e:
+                errors.append(str(e))
+                stop([proc])
+        else:
+            raise RuntimeError(f"could not start {what}: " + " | ".join(errors))
         try:
-            wait_port(port, proc)
-            break
-        except RuntimeError:
+            yield port, proc
+        finally:
+            died = proc.poll()
             stop([proc])
-    else:
-        raise RuntimeError(f"could not start {what}")
-    try:
-        yield port, proc
-    finally:
-        stop([proc])
+            if must_survive and died is not None:
+                with open(log, "rb") as f:
+                    tail = f.read()[-2000:].decode("utf-8", "replace")
+                raise RuntimeError(f"{what} on port {port} exited with status {died} before "
+                                   f"the tests that use it ended; its output ends:\n{tail}")
 
 
 @contextmanager
-def _one_server(what: str, launch: Callable[[], tuple[int, subprocess.Popen[bytes]]]
-                ) -> Iterator[int]:
+def _one_server(what: str, launch: Launch) -> Iterator[int]:
     """_started, yielding the port only."""
     with _started(what, launch) as (port, _):
         yield port
@@ -89,7 +110,7 @@ def killable_server(binary: str, memory_mb: int = 64
     test can kill it mid-run; stopped on exit if still running."""
     path = require(binary)
 
-    def launch() -> tuple[int, subprocess.Popen[bytes]]:
+    def launch(log: str) -> tuple[int, subprocess.Popen[bytes]]:
         (port,) = free_ports(1)
         if binary == "memcached":
             args = ["-l", HOST, "-p", str(port), "-U", "0", "-m", str(memory_mb), "-t", "1"]
@@ -98,10 +119,9 @@ def killable_server(binary: str, memory_mb: int = 64
         else:
             args = ["--bind", HOST, "--port", str(port), "--save", "", "--appendonly", "no",
                     "--dir", tempfile.gettempdir()]
-        return port, subprocess.Popen([path, *args], stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL)
+        return port, spawn([path, *args], log)
 
-    with _started(binary, launch) as started:
+    with _started(binary, launch, must_survive=False) as started:
         yield started
 
 
@@ -110,13 +130,12 @@ def redis_cluster_server() -> Iterator[int]:
     """One redis-server with --cluster-enabled yes (enough for CLUSTER KEYSLOT)."""
     binary = require("redis-server")
     with tempfile.TemporaryDirectory() as d:
-        def launch() -> tuple[int, subprocess.Popen[bytes]]:
+        def launch(log: str) -> tuple[int, subprocess.Popen[bytes]]:
             (port,) = free_ports(1)
-            return port, subprocess.Popen(
+            return port, spawn(
                 [binary, "--bind", HOST, "--port", str(port), "--cluster-enabled", "yes",
                  "--cluster-config-file", os.path.join(d, f"nodes-{port}.conf"), "--dir", d,
-                 "--save", "", "--appendonly", "no", "--protected-mode", "yes"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                 "--save", "", "--appendonly", "no", "--protected-mode", "yes"], log)
 
         with _one_server("redis-server", launch) as port:
             yield port
@@ -128,7 +147,7 @@ def nutcracker_proxy(servers: list[str], *, hash: str = "md5") -> Iterator[int]:
     distribution ketama; yields the proxy's port."""
     binary = require("nutcracker")
     with tempfile.TemporaryDirectory() as d:
-        def launch() -> tuple[int, subprocess.Popen[bytes]]:
+        def launch(log: str) -> tuple[int, subprocess.Popen[bytes]]:
             port, stats = free_ports(2)
             conf = os.path.join(d, "nutcracker.yml")
             with open(conf, "w") as f:
@@ -139,9 +158,8 @@ def nutcracker_proxy(servers: list[str], *, hash: str = "md5") -> Iterator[int]:
                         "  timeout: 2000\n"
                         "  auto_eject_hosts: false\n"
                         "  servers:\n" + "".join(f"   - {s}\n" for s in servers))
-            return port, subprocess.Popen([binary, "-c", conf, "-s", str(stats), "-a", HOST,
-                                           "-o", os.path.join(d, "nutcracker.log")],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            return port, spawn([binary, "-c", conf, "-s", str(stats), "-a", HOST,
+                                "-o", log], log)
 
         with _one_server("nutcracker", launch) as port:
             yield port
@@ -154,23 +172,24 @@ def nutcracker_pools(pools: list[str], binary: str | None = None) -> Iterator[li
     ``listen:``); yields each pool's port, in order.  ``binary``: another nutcracker build."""
     binary = binary or require("nutcracker")
     with tempfile.TemporaryDirectory() as d:
-        for _ in range(5):
+        errors = []
+        for attempt in range(5):
             ports = free_ports(len(pools) + 1)
             conf = os.path.join(d, "nutcracker.yml")
             with open(conf, "w") as f:
                 for i, body in enumerate(pools):
                     f.write(f"pool{i}:\n  listen: {HOST}:{ports[i]}\n{body}")
-            proc = subprocess.Popen([binary, "-c", conf, "-s", str(ports[-1]), "-a", HOST,
-                                     "-o", os.path.join(d, "nutcracker.log")],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            log = os.path.join(d, f"nutcracker-{attempt}.log")
+            proc = spawn([binary, "-c", conf, "-s", str(ports[-1]), "-a", HOST, "-o", log], log)
             try:
                 for p in ports[:-1]:
-                    wait_port(p, proc)
+                    wait_port(p, proc, log=log)
                 break
-            except RuntimeError:
+            except RuntimeError as e:
+                errors.append(str(e))
                 stop([proc])
         else:
-            raise RuntimeError("could not start nutcracker")
+            raise RuntimeError("could not start nutcracker: " + " | ".join(errors))
         try:
             yield ports[:-1]
         finally:

@@ -28,17 +28,79 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 10.0,
+              log: str | None = None) -> None:
+    """Return once ``proc`` itself listens on 127.0.0.1:``port``.
+
+    A connection that succeeds is not proof on its own: another process may hold the port
+    (taken between free_port() and the server's bind, which then fails), or the probe may
+    connect to itself (a TCP self-connect when its ephemeral port is ``port``).  Where
+    /proc shows who listens, the listener must be ``proc``: one held by another process
+    raises ServerError at once (the callers retry on a fresh port).  ``log``: a file the
+    server writes to, whose tail goes into the error."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise ServerError(f"server on port {port} exited with status {proc.returncode}")
+            raise ServerError(f"server on port {port} exited with status {proc.returncode}"
+                              + _output_tail(log))
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
+                pass
         except OSError:
             time.sleep(0.02)
-    raise ServerError(f"server on port {port} did not start within {timeout} s")
+            continue
+        owner = _listener(port, proc.pid)
+        if owner in ("ours", "unknown"):
+            return
+        if owner == "other":
+            raise ServerError(f"port {port} is held by another process")
+        time.sleep(0.02)  # "none": the probe met itself; the server is not up yet
+    raise ServerError(f"server on port {port} did not start within {timeout} s"
+                      + _output_tail(log))
+
+
+def _listener(port: int, pid: int) -> str:
+    """Who listens on TCP ``port`` per /proc: "ours" (process ``pid``), "other", "none",
+    or "unknown" (no /proc, or its file descriptors are not readable)."""
+    inodes = set()
+    try:
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            if not os.path.exists(table):
+                continue
+            with open(table) as f:
+                next(f)
+                for line in f:
+                    fields = line.split()
+                    if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                        inodes.add(f"socket:[{fields[9]}]")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return "unknown"
+    if not inodes:
+        return "none" if os.path.exists("/proc/net/tcp") else "unknown"
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return "unknown"
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") in inodes:
+                return "ours"
+        except OSError:
+            continue
+    return "other"
+
+
+def _output_tail(log: str | None) -> str:
+    """The last lines a server wrote to its log file."""
+    if log is None:
+        return ""
+    try:
+        with open(log, "rb") as f:
+            data = f.read()
+    except OSError:
+        return ""
+    text = data.decode("utf-8", "replace").strip()
+    return f"; its output ends:\n{text[-2000:]}" if text else ""
 
 
 @contextlib.contextmanager
@@ -50,26 +112,28 @@ def servers(binary: str, count: int, args: Sequence[str] = ()) -> Iterator[list[
         raise ServerError(f"{binary} is not installed (on Debian: apt-get install {binary})")
     procs: list[subprocess.Popen[bytes]] = []
     ports: list[int] = []
-    try:
-        for _ in range(count):
-            for attempt in range(5):
-                port = free_port()
-                proc = subprocess.Popen([path, *(a.format(port=port) for a in args)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-                try:
-                    wait_port(port, proc)
-                except ServerError:
-                    proc.kill()
-                    proc.wait()
-                    if attempt == 4:
-                        raise
-                    continue
-                procs.append(proc)
-                ports.append(port)
-                break
-        yield ports
-    finally:
-        stop(procs)
+    with tempfile.TemporaryDirectory(prefix="consistent-hash-servers-") as logs:
+        try:
+            for i in range(count):
+                for attempt in range(5):
+                    port = free_port()
+                    log = os.path.join(logs, f"{binary}-{i}-{attempt}.log")
+                    with open(log, "wb") as out:
+                        proc = subprocess.Popen([path, *(a.format(port=port) for a in args)],
+                                                stdout=out, stderr=subprocess.STDOUT)
+                    try:
+                        wait_port(port, proc, log=log)
+                    except ServerError:
+                        stop([proc])
+                        if attempt == 4:
+                            raise
+                        continue
+                    procs.append(proc)
+                    ports.append(port)
+                    break
+            yield ports
+        finally:
+            stop(procs)
 
 
 def stop(procs: list[subprocess.Popen[bytes]]) -> None:
