@@ -364,12 +364,15 @@ def running(binary: str, cfgs: list[dict[str, Any]]) -> Iterator[Live]:
                                     stderr=subprocess.PIPE)
             try:
                 ports = list(live.fe_ports.values()) + list(live.srv_ports.values())
-                if not _wait_ports(proc, ports):
+                why = _wait_ports(proc, ports)
+                if why is not None:
+                    if "held by another process" in why:
+                        continue  # a port was taken meanwhile (haproxy is stopped below)
                     dead = proc.poll() is not None and proc.stderr
                     err = proc.stderr.read().decode() if dead and proc.stderr else ""
                     if "cannot bind" in err or "Address already in use" in err:
                         continue  # a port was taken meanwhile: new ports
-                    raise RuntimeError(f"haproxy did not start: {err[-2000:]}")
+                    raise RuntimeError(f"haproxy did not start ({why}): {err[-2000:]}")
                 try:
                     yield live
                 finally:
@@ -388,16 +391,16 @@ def running(binary: str, cfgs: list[dict[str, Any]]) -> Iterator[Live]:
     raise RuntimeError("haproxy could not bind free ports in 5 attempts")
 
 
-def _wait_ports(proc: subprocess.Popen[bytes], ports: list[int], timeout: float = 15) -> bool:
+def _wait_ports(proc: subprocess.Popen[bytes], ports: list[int], timeout: float = 15
+                ) -> str | None:
+    """None once haproxy itself listens on every port; else why not (it exited, it timed
+    out, or another process holds a port: the caller then retries on new ports)."""
+    from consistent_hash.cli._servers import ServerError, wait_port
+
     end = time.monotonic() + timeout
-    pending = list(ports)
-    while pending and time.monotonic() < end:
-        if proc.poll() is not None:
-            return False
-        p = pending[-1]
-        try:
-            socket.create_connection((HOST, p), timeout=0.5).close()
-            pending.pop()
-        except OSError:
-            time.sleep(0.05)
-    return not pending
+    try:
+        for p in ports:
+            wait_port(p, proc, timeout=max(end - time.monotonic(), 0.1))
+    except ServerError as e:
+        return str(e)
+    return None

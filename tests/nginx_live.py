@@ -181,19 +181,11 @@ class Live:
 
 
 def _wait(port: int, proc: subprocess.Popen[bytes], errlog: str, timeout: float = 10) -> None:
-    import socket
+    """Until nginx's master itself listens on ``port`` (the harness's check: not another
+    process that took the port meanwhile); its error log goes into the error."""
+    from consistent_hash.cli._servers import wait_port
 
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            log = open(errlog).read() if os.path.exists(errlog) else ""
-            raise RuntimeError(f"nginx exited with {proc.returncode}: {log[-2000:]}")
-        try:
-            with socket.create_connection((HOST, port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("nginx did not start")
+    wait_port(port, proc, timeout=timeout, log=errlog)
 
 
 @contextmanager
