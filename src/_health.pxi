@@ -73,7 +73,7 @@ cdef class _HealthRing(_Ring):
         cdef const int32_t[::1] iv = self._ids
         cdef int nd = <int>len(self._ids)
         with nogil:
-            ch_health_owners_few(self.true_own, &iv[0], nd, self.n, &ev[0], NULL, NULL, 0)
+            ch_health_owners_few(self.true_own, &iv[0], nd, self.n, &ev[0])
         eff.flags.writeable = False
         self._eff = eff
         self.own = &ev[0]  # replica tables and walks read it; the search keeps the layout's

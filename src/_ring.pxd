@@ -143,8 +143,7 @@ cdef extern from "ch_health.h" nogil:
     size_t ch_health_owners(const int32_t *owners, const uint8_t *down, uint32_t n,
                             int32_t *eff)
     size_t ch_health_owners_few(const int32_t *owners, const int32_t *ids, int nd, uint32_t n,
-                                int32_t *eff, const uint64_t *q_src, uint64_t *q,
-                                uint64_t low)
+                                int32_t *eff)
     int CH_HEALTH_FEW
 
 cdef extern from "ch_jump.h" nogil:

@@ -32,16 +32,12 @@ static inline size_t ch_health_owners(const int32_t *owners, const uint8_t *down
  * the block is copied, then tested for any down owner against K ids (K = nd rounded up to 1, 2,
  * 4 or 8, the extra ones -2, which no owner is: a fixed-size test the compiler vectorizes), so a
  * block without one costs its copy; a down position takes the routing owner of the position
- * after it.  Same result as ch_health_owners; returns the same count.  q (or NULL): filled in
- * the same pass from q_src, the layout's route layout (ch_route_layout, owner bits low), with
- * the rewritten positions' new owners, so that it is the routing owners' route layout without a
- * pass of its own (its CH_PAD words, which repeat position 0's owner, are the caller's). */
+ * after it.  Same result as ch_health_owners; returns the same count. */
 #define CH_HEALTH_FEW 8
 
 #define CH_HEALTH_FEW_K(K)                                                                    \
     static inline size_t ch_health_few_##K(const int32_t *owners, const int32_t *ids,           \
-                                           uint32_t n, int32_t *eff, const uint64_t *q_src,    \
-                                           uint64_t *q, uint64_t low) {                        \
+                                           uint32_t n, int32_t *eff) {                         \
         int32_t wrap = -1;                                                                    \
         for (uint32_t i = 0; i < n && wrap < 0; i++) {                                        \
             int d = 0;                                                                        \
@@ -53,7 +49,6 @@ static inline size_t ch_health_owners(const int32_t *owners, const uint8_t *down
         while (end > 0) {                                                                     \
             const uint32_t start = end >= 64 ? end - 64 : 0;                                  \
             memcpy(eff + start, owners + start, (size_t)(end - start) * sizeof(int32_t));     \
-            if (q) memcpy(q + start, q_src + start, (size_t)(end - start) * sizeof(uint64_t));\
             int hit = 0;                                                                      \
             for (uint32_t t = start; t < end; t++)                                            \
                 for (int k = 0; k < K; k++) hit |= owners[t] == ids[k];                       \
@@ -63,7 +58,6 @@ static inline size_t ch_health_owners(const int32_t *owners, const uint8_t *down
                     for (int k = 0; k < K; k++) d |= owners[i] == ids[k];                     \
                     if (d) {                                                                  \
                         eff[i] = i + 1 < n ? eff[i + 1] : wrap;                               \
-                        if (q) q[i] = (q[i] & ~low) | ((uint64_t)(uint32_t)eff[i] & low);    \
                         down_count++;                                                         \
                     }                                                                         \
                 }                                                                             \
@@ -78,14 +72,13 @@ CH_HEALTH_FEW_K(4)
 CH_HEALTH_FEW_K(8)
 
 static inline size_t ch_health_owners_few(const int32_t *owners, const int32_t *down_ids, int nd,
-                                          uint32_t n, int32_t *eff, const uint64_t *q_src,
-                                          uint64_t *q, uint64_t low) {
+                                          uint32_t n, int32_t *eff) {
     int32_t ids[CH_HEALTH_FEW];
     for (int k = 0; k < CH_HEALTH_FEW; k++) ids[k] = k < nd ? down_ids[k] : -2;
-    if (nd <= 1) return ch_health_few_1(owners, ids, n, eff, q_src, q, low);
-    if (nd <= 2) return ch_health_few_2(owners, ids, n, eff, q_src, q, low);
-    if (nd <= 4) return ch_health_few_4(owners, ids, n, eff, q_src, q, low);
-    return ch_health_few_8(owners, ids, n, eff, q_src, q, low);
+    if (nd <= 1) return ch_health_few_1(owners, ids, n, eff);
+    if (nd <= 2) return ch_health_few_2(owners, ids, n, eff);
+    if (nd <= 4) return ch_health_few_4(owners, ids, n, eff);
+    return ch_health_few_8(owners, ids, n, eff);
 }
 
 #endif
