@@ -35,8 +35,41 @@ static inline int32_t ch_memento_resolve(uint64_t h, int32_t b, const int32_t *R
     return b;
 }
 
-/* out[j] holds jump(h[j], n) on entry; on exit the node index of the working bucket.  Key by
- * key while R (n entries) is small (CH_FAM_LANES_MIN_BYTES); else in lockstep lanes
+/* Four keys at a time, for a small R (in L1 / L2): one step takes each of the four one step of
+ * ch_memento_resolve without a branch (x = R[b]: x < 0 done; x >= r follow it; else draw under
+ * r = x: the draw is computed for all four and kept where it is taken), until all four are
+ * done.  Four independent chains in flight and no mispredicted loop exits: at 90% removed,
+ * 100 to 50,000 buckets, 23-35% faster than key by key (more keys a group measured slower:
+ * the registers run out).  out[k] holds jump's bucket on entry, its working bucket's node
+ * (slot_node) on exit. */
+#define CH_MEMENTO_GROUP 4
+
+static inline void ch__memento_group(const uint64_t *h, const int32_t *R,
+                                     const int32_t *slot_node, int32_t *out) {
+    int32_t b[CH_MEMENTO_GROUP], r[CH_MEMENTO_GROUP];
+    int k, open = 0;
+    for (k = 0; k < CH_MEMENTO_GROUP; k++) {
+        b[k] = out[k];
+        r[k] = INT32_MAX;
+        open |= R[b[k]] >= 0;
+    }
+    while (open) {
+        open = 0;
+        for (k = 0; k < CH_MEMENTO_GROUP; k++) {
+            int32_t x = R[b[k]];
+            int done = x < 0, chain = x >= r[k];
+            uint64_t u = ch_mix64(h[k] + (uint64_t)(b[k] + 1) * CH_GOLDEN);
+            int32_t d = (int32_t)ch_mulhi(u, (uint64_t)(uint32_t)(done ? 0 : x));
+            b[k] = done ? b[k] : chain ? x : d;
+            r[k] = done | chain ? r[k] : x;
+            open |= !done;
+        }
+    }
+    for (k = 0; k < CH_MEMENTO_GROUP; k++) out[k] = slot_node[b[k]];
+}
+
+/* out[j] holds jump(h[j], n) on entry; on exit the node index of the working bucket.  Four
+ * keys at a time while R (n entries) is small (CH_FAM_LANES_MIN_BYTES); else in lockstep lanes
  * (CH_FAM_LANES): a lane holds a key's bucket b (its row R[b] prefetched a pass earlier) and
  * the bound r it was drawn under (INT32_MAX before the first read), and a pass takes every
  * lane one read further, the scalar loop's steps one at a time: R[b] < 0, b works
@@ -51,7 +84,9 @@ static inline void ch_memento_fix(const uint64_t *h, size_t m, size_t n, const i
     uint8_t dl[CH_FAM_LANES];
     size_t next = 0, na = 0, t, nw, nd, k;
     if (n * 4 < CH_FAM_LANES_MIN_BYTES) {
-        for (t = 0; t < m; t++) {
+        for (t = 0; t + CH_MEMENTO_GROUP <= m; t += CH_MEMENTO_GROUP)
+            ch__memento_group(h + t, R, slot_node, out + t);
+        for (; t < m; t++) {
             int32_t b = out[t];
             if (R[b] >= 0) b = ch_memento_resolve(h[t], b, R);
             out[t] = slot_node[b];

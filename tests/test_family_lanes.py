@@ -1,5 +1,6 @@
 """The removal-capable batch kernels (AnchorHash, DxHash, JumpBackAnchor, MementoHash) run keys
-in lockstep lanes or key by key depending on the state's size (ch_family.h): every batch
+in lockstep lanes, in groups of four (Memento) or key by key depending on the state's size
+(ch_family.h, ch_memento.h): every batch
 answer must be the scalar path's (route1: the reference's loop as written, pinned to the
 models and the golden vectors elsewhere) and the pure-Python model's, after heavy removal in
 random order (90%, 99%, all but one bucket), on both sides of the lanes' size threshold, and
@@ -28,8 +29,9 @@ KEYS = np.concatenate([np.array([0, 1, 2, 2**63, 2**64 - 1], dtype=np.uint64),
                        RNG.integers(0, 2**64, 40_000, dtype=np.uint64)])
 ROUTERS = {"AnchorHash": AnchorHash, "DxHash": DxHash, "JumpBackAnchorHash": JumpBackAnchorHash,
            "MementoHash": MementoHash}
-# 1,000 slots: every state in cache (key by key for JumpBackAnchor and Memento); 70,000: past
-# the lanes' threshold for all four (256 KiB: 32,768 JumpBackAnchor and 65,536 Memento slots).
+# 1,000 slots: every state in cache (key by key for JumpBackAnchor, four keys a group for
+# Memento); 70,000: past the lanes' threshold for all four (256 KiB: 32,768 JumpBackAnchor
+# and 65,536 Memento slots).
 TOTALS = [1_000, 70_000]
 
 
@@ -58,8 +60,9 @@ def test_batch_equals_scalar_after_heavy_removal(algo: str, total: int, share: A
     if left == 1:
         assert (got == 0).all()
     assert np.array_equal(r.lookup(KEYS, threads=2), got)
-    # a batch cut at every length near the lane count: refills and tails line up
-    for m in (1, 63, 64, 65, 257):
+    # a batch cut at every length near the lane count and the group of four: refills and
+    # tails line up
+    for m in (1, 2, 3, 5, 6, 63, 64, 65, 66, 257):
         assert np.array_equal(r.lookup(KEYS[:m], threads=1), got[:m])
 
 
