@@ -354,6 +354,8 @@ class Live:
 @contextmanager
 def running(binary: str, cfgs: list[dict[str, Any]]) -> Iterator[Live]:
     """Start haproxy in the foreground (-db) on free ports; stop it after."""
+    from consistent_hash.cli._servers import PortTaken, ServerError
+
     for _ in range(5):
         live = Live(binary, cfgs)
         with tempfile.TemporaryDirectory() as tmp:
@@ -364,15 +366,16 @@ def running(binary: str, cfgs: list[dict[str, Any]]) -> Iterator[Live]:
                                     stderr=subprocess.PIPE)
             try:
                 ports = list(live.fe_ports.values()) + list(live.srv_ports.values())
-                why = _wait_ports(proc, ports)
-                if why is not None:
-                    if "held by another process" in why:
-                        continue  # a port was taken meanwhile (haproxy is stopped below)
+                try:
+                    _wait_ports(proc, ports)
+                except PortTaken:
+                    continue  # a port was taken meanwhile (haproxy is stopped below)
+                except ServerError as why:
                     dead = proc.poll() is not None and proc.stderr
                     err = proc.stderr.read().decode() if dead and proc.stderr else ""
                     if "cannot bind" in err or "Address already in use" in err:
                         continue  # a port was taken meanwhile: new ports
-                    raise RuntimeError(f"haproxy did not start ({why}): {err[-2000:]}")
+                    raise RuntimeError(f"haproxy did not start ({why}): {err[-2000:]}") from None
                 try:
                     yield live
                 finally:
@@ -391,16 +394,11 @@ def running(binary: str, cfgs: list[dict[str, Any]]) -> Iterator[Live]:
     raise RuntimeError("haproxy could not bind free ports in 5 attempts")
 
 
-def _wait_ports(proc: subprocess.Popen[bytes], ports: list[int], timeout: float = 15
-                ) -> str | None:
-    """None once haproxy itself listens on every port; else why not (it exited, it timed
-    out, or another process holds a port: the caller then retries on new ports)."""
-    from consistent_hash.cli._servers import ServerError, wait_port
+def _wait_ports(proc: subprocess.Popen[bytes], ports: list[int], timeout: float = 15) -> None:
+    """Until haproxy itself listens on every port; raises ServerError if it exits or times
+    out, PortTaken if another process holds a port (the caller then retries on new ones)."""
+    from consistent_hash.cli._servers import wait_port
 
     end = time.monotonic() + timeout
-    try:
-        for p in ports:
-            wait_port(p, proc, timeout=max(end - time.monotonic(), 0.1))
-    except ServerError as e:
-        return str(e)
-    return None
+    for p in ports:
+        wait_port(p, proc, timeout=max(end - time.monotonic(), 0.1))

@@ -40,7 +40,7 @@ def require(binary: str) -> str:
 
 
 
-Launch = Callable[[str], tuple[int, subprocess.Popen[bytes]]]
+Launch = Callable[[str], tuple[int | list[int], subprocess.Popen[bytes]]]
 
 
 def spawn(args: list[str], log: str) -> subprocess.Popen[bytes]:
@@ -52,18 +52,21 @@ def spawn(args: list[str], log: str) -> subprocess.Popen[bytes]:
 
 @contextmanager
 def _started(what: str, launch: Launch, *, must_survive: bool = True
-             ) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
-    """Start one server with launch(log) (which picks a free port and writes its output to
-    the file ``log``), retrying on a fresh port if the port was taken meanwhile; yields
-    (port, process) and stops it.  With ``must_survive``, a server that died before the end
-    fails the fixture with its output (a test that then met "connection refused" says why)."""
+             ) -> Iterator[tuple[list[int], subprocess.Popen[bytes]]]:
+    """Start one server with launch(log) (which picks its free port, or ports, and writes
+    its output to the file ``log``), retrying on fresh ports if one was taken meanwhile;
+    yields (ports, process) once it listens on all of them, and stops it.  With
+    ``must_survive``, a server that died before the end fails the fixture with its output
+    (a test that then met "connection refused" says why)."""
     with tempfile.TemporaryDirectory(prefix="consistent-hash-test-") as logs:
         errors = []
         for attempt in range(5):
             log = os.path.join(logs, f"{what}-{attempt}.log")
             port, proc = launch(log)
+            ports = port if isinstance(port, list) else [port]
             try:
-                wait_port(port, proc, log=log)
+                for p in ports:
+                    wait_port(p, proc, log=log)
                 break
             except RuntimeError as e:
                 errors.append(str(e))
@@ -71,22 +74,22 @@ def _started(what: str, launch: Launch, *, must_survive: bool = True
         else:
             raise RuntimeError(f"could not start {what}: " + " | ".join(errors))
         try:
-            yield port, proc
+            yield ports, proc
         finally:
             died = proc.poll()
             stop([proc])
             if must_survive and died is not None:
                 with open(log, "rb") as f:
                     tail = f.read()[-2000:].decode("utf-8", "replace")
-                raise RuntimeError(f"{what} on port {port} exited with status {died} before "
+                raise RuntimeError(f"{what} on ports {ports} exited with status {died} before "
                                    f"the tests that use it ended; its output ends:\n{tail}")
 
 
 @contextmanager
 def _one_server(what: str, launch: Launch) -> Iterator[int]:
-    """_started, yielding the port only."""
-    with _started(what, launch) as (port, _):
-        yield port
+    """_started for one port, yielding it."""
+    with _started(what, launch) as (ports, _):
+        yield ports[0]
 
 
 def memcached_servers(n: int, memory_mb: int = 16) -> AbstractContextManager[list[int]]:
@@ -121,8 +124,8 @@ def killable_server(binary: str, memory_mb: int = 64
                     "--dir", tempfile.gettempdir()]
         return port, spawn([path, *args], log)
 
-    with _started(binary, launch, must_survive=False) as started:
-        yield started
+    with _started(binary, launch, must_survive=False) as (ports, proc):
+        yield ports[0], proc
 
 
 @contextmanager
@@ -172,28 +175,17 @@ def nutcracker_pools(pools: list[str], binary: str | None = None) -> Iterator[li
     ``listen:``); yields each pool's port, in order.  ``binary``: another nutcracker build."""
     binary = binary or require("nutcracker")
     with tempfile.TemporaryDirectory() as d:
-        errors = []
-        for attempt in range(5):
-            ports = free_ports(len(pools) + 1)
+        def launch(log: str) -> tuple[list[int], subprocess.Popen[bytes]]:
+            ports = free_ports(len(pools) + 1)  # the pools', then the stats port
             conf = os.path.join(d, "nutcracker.yml")
             with open(conf, "w") as f:
                 for i, body in enumerate(pools):
                     f.write(f"pool{i}:\n  listen: {HOST}:{ports[i]}\n{body}")
-            log = os.path.join(d, f"nutcracker-{attempt}.log")
-            proc = spawn([binary, "-c", conf, "-s", str(ports[-1]), "-a", HOST, "-o", log], log)
-            try:
-                for p in ports[:-1]:
-                    wait_port(p, proc, log=log)
-                break
-            except RuntimeError as e:
-                errors.append(str(e))
-                stop([proc])
-        else:
-            raise RuntimeError("could not start nutcracker: " + " | ".join(errors))
-        try:
-            yield ports[:-1]
-        finally:
-            stop([proc])
+            return ports[:-1], spawn([binary, "-c", conf, "-s", str(ports[-1]), "-a", HOST,
+                                      "-o", log], log)
+
+        with _started("nutcracker", launch) as (ports, _):
+            yield ports
 
 
 @contextmanager

@@ -18,7 +18,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 from ports import free_ports  # noqa: E402
 from servers import _started, spawn  # noqa: E402
 
-from consistent_hash.cli._servers import ServerError, _listener, servers, stop, wait_port  # noqa: E402
+from consistent_hash.cli._servers import (  # noqa: E402
+    PortTaken,
+    ServerError,
+    _listener,
+    servers,
+    stop,
+    wait_port,
+)
 
 LINUX_PROC = os.path.exists("/proc/net/tcp")
 needs_proc = pytest.mark.skipif(not LINUX_PROC, reason="who listens is read from /proc")
@@ -57,7 +64,7 @@ def test_a_port_held_by_another_process_is_refused(tmp_path: os.PathLike[str]) -
         proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
         try:
             t = time.monotonic()
-            with pytest.raises(ServerError, match=f"port {port} is held by another process"):
+            with pytest.raises(PortTaken, match=f"port {port} is held by another process"):
                 wait_port(port, proc, timeout=10)
             assert time.monotonic() - t < 5
             assert _listener(port, os.getpid()) == "ours"
@@ -94,7 +101,7 @@ def test_started_retries_on_a_fresh_port(tmp_path: os.PathLike[str]) -> None:
             tried.append(port)
             return port, spawn(_listener_script(port if port != taken else 0), log)
 
-        with _started("stand-in", launch) as (port, proc):
+        with _started("stand-in", launch) as ([port], proc):
             assert tried[0] == taken and port == tried[-1] != taken
             assert _listener(port, proc.pid) == "ours"
             assert proc.poll() is None

@@ -15,11 +15,16 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 
-__all__ = ["ServerError", "free_port", "memcached_servers", "redis_servers", "stop", "wait_port"]
+__all__ = ["PortTaken", "ServerError", "free_port", "memcached_servers", "redis_servers", "stop",
+           "wait_port"]
 
 
 class ServerError(RuntimeError):
     """A server binary is missing or did not start."""
+
+
+class PortTaken(ServerError):
+    """Another process listens on the port a server was given (start it on a fresh one)."""
 
 
 def free_port() -> int:
@@ -36,7 +41,7 @@ def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 10.0,
     (taken between free_port() and the server's bind, which then fails), or the probe may
     connect to itself (a TCP self-connect when its ephemeral port is ``port``).  Where
     /proc shows who listens, the listener must be ``proc``: one held by another process
-    raises ServerError at once (the callers retry on a fresh port).  ``log``: a file the
+    raises PortTaken at once (the callers retry on a fresh port).  ``log``: a file the
     server writes to, whose tail goes into the error."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -53,7 +58,7 @@ def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 10.0,
         if owner in ("ours", "unknown"):
             return
         if owner == "other":
-            raise ServerError(f"port {port} is held by another process")
+            raise PortTaken(f"port {port} is held by another process")
         time.sleep(0.02)  # "none": the probe met itself; the server is not up yet
     raise ServerError(f"server on port {port} did not start within {timeout} s"
                       + _output_tail(log))
