@@ -19,7 +19,7 @@ import pytest
 from ports import free_ports
 
 from consistent_hash.cli import _servers
-from consistent_hash.cli._servers import stop, wait_port
+from consistent_hash.cli._servers import _output_tail, stop, wait_port
 
 HOST = "127.0.0.1"
 
@@ -79,10 +79,8 @@ def _started(what: str, launch: Launch, *, must_survive: bool = True
             died = proc.poll()
             stop([proc])
             if must_survive and died is not None:
-                with open(log, "rb") as f:
-                    tail = f.read()[-2000:].decode("utf-8", "replace")
                 raise RuntimeError(f"{what} on ports {ports} exited with status {died} before "
-                                   f"the tests that use it ended; its output ends:\n{tail}")
+                                   "the tests that use it ended" + _output_tail(log))
 
 
 @contextmanager
