@@ -73,13 +73,11 @@ from consistent_hash._ring import (
     replicas_of_hashes,
     ring_add,
     ring_drop,
-    ring_insert,
     ring_points,
-    ring_remove,
+    ring_with,
     route_hashes,
     route_keys,
     route_replicas_keys,
-    sort_points,
     take_names,
     walk_distinct,
 )
@@ -96,6 +94,6 @@ __all__ = [
     "envoy_maglev_table", "first_foreign", "haproxy_avalanche", "haproxy_points", "hash_bytes",
     "hash_keys", "health_ring", "is_null", "jump_hash", "label_ring", "maglev_table",
     "nginx_points", "remapped_ring", "replicas_of_hashes", "ring_add", "ring_drop",
-    "ring_insert", "ring_points", "ring_remove", "route_hashes", "route_keys",
-    "route_replicas_keys", "sort_points", "take_names", "walk_distinct",
+    "ring_points", "ring_with", "route_hashes", "route_keys",
+    "route_replicas_keys", "take_names", "walk_distinct",
 ]

@@ -228,17 +228,8 @@ def label_ring(hasher: _Hasher, nodes: tuple[str, ...], counts: npt.NDArray[np.u
 def sort_pairs(keys: npt.NDArray[np.uint64], vals: npt.NDArray[np.int32]) -> None:
     """Stable in-place sort of (keys, vals) by keys."""
 
-def ring_insert(
-    core: _Ring, pb: npt.NDArray[np.uint64], ob: npt.NDArray[np.int32], r: int
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32], npt.NDArray[np.uint32] | None]:
-    """core's layout with owner r's sorted run merged in, owners >= r renumbered + 1: (padded
-    positions, owners, prefix index or None) for ``_Ring(..., fresh=True, prefix=...)``."""
-
-def ring_remove(
-    core: _Ring, r: int
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32], npt.NDArray[np.uint32] | None]:
-    """core's layout without owner r, owners above r renumbered - 1: (padded positions,
-    owners, prefix index or None) for ``_Ring(..., fresh=True, prefix=...)``."""
+def ring_with(core: _Ring, name: str, r: int, pb: npt.NDArray[np.uint64]) -> _Ring:
+    """core with node name inserted at index r, its positions pb ascending: one pass."""
 
 def ring_add(core: _Ring, name: str, count: int) -> tuple[_Ring, int]:
     """(core with node name added with count vnode labels, its index): one pass."""
@@ -471,9 +462,6 @@ def ring_points(positions: npt.ArrayLike, owners: npt.ArrayLike, ties: int = ...
                 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
     """The one ring builder: points in generation order sorted by (position, generation),
     the tie rule applied to equal positions."""
-
-def sort_points(pos: npt.NDArray[np.uint64], gen: npt.NDArray[np.int32]) -> None:
-    """Sort points in place by (position, generation index)."""
 
 def last_writer(pos: npt.NDArray[np.uint64], own: npt.NDArray[np.int32]) -> int:
     """Give each run of equal positions the owner of its last entry, in place; returns the

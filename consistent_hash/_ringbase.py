@@ -38,14 +38,15 @@ from consistent_hash._core import (
     TIES_LAST,
     _Hasher,
     _Ring,
-    ring_insert,
+    ring_drop,
     ring_points,
-    ring_remove,
+    ring_with,
 )
 from consistent_hash._router import HashedRouter, Router, weights_repr
 from consistent_hash._validate import check_name, check_node, check_weight, node_weights
 
-__all__ = ["TIES", "RingArrays", "RingLayout", "RingRouter", "arc_shares", "build_ring"]
+__all__ = ["TIES", "RingArrays", "RingLayout", "RingRouter", "arc_shares", "build_ring",
+           "ring_ownership"]
 
 # The tie rules of equal points: "keep" every point, the one generated first first (the
 # default: with nodes generated in name order, the smaller name wins); "first": keep only the
@@ -133,9 +134,14 @@ class RingLayout(RingArrays, Router):
     def ownership(self) -> dict[str, float]:
         """The exact share of the hash space each node receives (sums to 1; a node marked
         down receives 0): arc lengths summed as integers."""
-        core = self._core
-        return dict(zip(core.nodes, arc_shares(core.positions, core.routing_owners,
-                                               len(core.nodes)), strict=True))
+        return ring_ownership(self._core)
+
+
+def ring_ownership(core: Any) -> dict[str, float]:
+    """node -> its exact share of a ring snapshot's hash space (its routing owners: a node
+    marked down receives 0), by ``arc_shares``."""
+    return dict(zip(core.nodes, arc_shares(core.positions, core.routing_owners,
+                                           len(core.nodes)), strict=True))
 
 
 class RingRouter(RingLayout, HashedRouter):
@@ -257,13 +263,24 @@ class RingRouter(RingLayout, HashedRouter):
                 self._weights = old
             raise
 
-    def _with_node(self, core: _Ring, name: str, weight: Any, r: int,
-                   names: tuple[str, ...]) -> _Ring:
-        """core with node ``name`` inserted at index r (owners from r renumbered)."""
-        pb = self._node_points(name, weight)
-        pb, ob = ring_points(pb, np.full(len(pb), r, dtype=np.int32))
-        pos, own, prefix = ring_insert(core, pb, ob, r)
-        return _Ring(pos, own, names, core.hasher, fresh=True, prefix=prefix)
+    # The hooks of a merge (an independent recipe with ties "keep"): each edit is one pass of
+    # the core over the old snapshot's arrays, never a rebuild.  HashRing overrides
+    # _inserted to hash its vnode labels in C and _same_points to keep a snapshot whose
+    # points a new weight does not change.
+
+    def _inserted(self, core: _Ring, name: str, weight: Any) -> tuple[_Ring, int]:
+        """(core with node ``name`` inserted, its index): the node's points merged in, the
+        owners from its index on renumbered."""
+        r = len(core.nodes) if self.ordered else bisect.bisect_left(core.nodes, name)
+        return ring_with(core, name, r, np.sort(self._node_points(name, weight))), r
+
+    def _index(self, names: tuple[str, ...], node: str) -> int:
+        return names.index(node) if self.ordered else bisect.bisect_left(names, node)
+
+    def _same_points(self, node: str, old: Any, new: Any) -> bool:
+        """Whether node's points at weight ``new`` are those at ``old`` (then set_weight
+        keeps the snapshot)."""
+        return False
 
     # -- mutation -----------------------------------------------------------------------------
 
@@ -276,16 +293,19 @@ class RingRouter(RingLayout, HashedRouter):
             core, weights = self._layout_core(), self._weights
             if name in weights:
                 raise ValueError(f"node {name!r} is already in the ring")
-            names = tuple(weights)
-            r = len(names) if self.ordered else bisect.bisect_left(names, name)
-            new_names = names[:r] + (name,) + names[r:]
-            ws = list(weights.values())
-            ws.insert(r, w)
-            new_weights = dict(zip(new_names, ws, strict=True))
+            new: _Ring | None = None
             if self._merges():
-                new = self._with_node(core, name, w, r, new_names)
+                new, r = self._inserted(core, name, w)
+                names = new.nodes
             else:
-                new = self._build(new_names, new_weights, core.hasher)
+                names = tuple(weights)
+                r = len(names) if self.ordered else bisect.bisect_left(names, name)
+                names = names[:r] + (name,) + names[r:]
+            ws = list(weights.values())  # in the order of names (every snapshot's weights are)
+            ws.insert(r, w)
+            new_weights = dict(zip(names, ws, strict=True))
+            if new is None:
+                new = self._build(names, new_weights, core.hasher)
             self._commit(new, new_weights)
 
     def remove(self, node: str) -> None:
@@ -295,15 +315,12 @@ class RingRouter(RingLayout, HashedRouter):
             core, weights = self._layout_core(), self._weights
             if node not in weights:
                 raise KeyError(node)
-            names = tuple(weights)
-            r = names.index(node)
-            new_names = names[:r] + names[r + 1:]
-            new_weights = {n: w for n, w in weights.items() if n != node}
+            new_weights = dict(weights)  # the order of names, less one
+            del new_weights[node]
             if self._merges():
-                pos, own, prefix = ring_remove(core, r)
-                new = _Ring(pos, own, new_names, core.hasher, fresh=True, prefix=prefix)
+                new = ring_drop(core, self._index(core.nodes, node))
             else:
-                new = self._build(new_names, new_weights, core.hasher)
+                new = self._build(tuple(new_weights), new_weights, core.hasher)
             self._commit(new, new_weights)
 
     def set_weight(self, node: str, weight: Any) -> None:
@@ -313,15 +330,14 @@ class RingRouter(RingLayout, HashedRouter):
         w = self._check_weight(weight)
         with self._lock:
             core, weights, new_weights = self._reweighed(node, w)
-            names = tuple(weights)
-            if self._merges():
-                r = names.index(node)
-                pos, own, prefix = ring_remove(core, r)
-                without = _Ring(pos, own, names[:r] + names[r + 1:], core.hasher, fresh=True,
-                                prefix=prefix)
-                new = self._with_node(without, node, w, r, names)
+            if self._same_points(node, weights[node], w):
+                new = core
+            elif self._merges():
+                # its old points out and its new ones in, one pass each (the owners'
+                # renumbering by the removal is undone by the insertion)
+                new, _ = self._inserted(ring_drop(core, self._index(core.nodes, node)), node, w)
             else:
-                new = self._build(names, new_weights, core.hasher)
+                new = self._build(tuple(weights), new_weights, core.hasher)
             self._commit(new, new_weights)
 
     # -- introspection ------------------------------------------------------------------------

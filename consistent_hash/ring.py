@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
 import math
 import struct
 from collections.abc import Callable, Iterable, Mapping
@@ -12,20 +11,13 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
-from consistent_hash._core import (
-    EmptyRingError,
-    _Ring,
-    label_ring,
-    ring_add,
-    ring_drop,
-)
-from consistent_hash._ringbase import RingArrays, arc_shares
-from consistent_hash._router import HashedRouter, weights_repr
+from consistent_hash._core import EmptyRingError, _Hasher, _Ring, label_ring, ring_add
+from consistent_hash._ringbase import RingRouter, arc_shares
+from consistent_hash._router import weights_repr
 from consistent_hash._validate import (
     MAX_TOTAL_VNODES,
     MAX_VNODES,
     check_int,
-    check_name,
     check_node,
     check_ring_memory,
     check_weight,
@@ -46,7 +38,7 @@ def vnode_count(vnodes: int, weight: float) -> int:
     return max(1, math.floor(x))
 
 
-class HashRing(RingArrays, HashedRouter):
+class HashRing(RingRouter):
     """A consistent-hash ring with virtual nodes, weights and replicas.
 
     Parameters
@@ -62,8 +54,10 @@ class HashRing(RingArrays, HashedRouter):
     seed : int, default 0
         Seed of the hash (64-bit for xxh3 / xxh64, 32-bit for murmur3, 0 for md5).
 
-    Every mutation builds a new immutable snapshot and swaps it in with one assignment:
-    readers in other threads see the old ring or the new one, never a mix.
+    Its points (``points``) are the key hash of ``node + "#" + str(i)`` for i below its
+    vnode count, hashed and merged in C; the rest of the router is ``RingRouter``'s.  Every
+    mutation builds a new immutable snapshot and swaps it in with one assignment: readers in
+    other threads see the old ring or the new one, never a mix.
 
     Examples
     --------
@@ -74,10 +68,8 @@ class HashRing(RingArrays, HashedRouter):
     (3, ('cache-a', 'cache-b', 'cache-c'))
     """
 
-    __slots__ = ("_weights", "_vnodes")
+    __slots__ = ("_vnodes",)
     _kind = _format.KIND_HASHRING
-    _replicas = True
-    _walk_on = True  # a down node's keys go on to the next up node clockwise: no rebuild
 
     def __init__(
         self,
@@ -99,9 +91,30 @@ class HashRing(RingArrays, HashedRouter):
             ordered = {n: weights[n] for n in names}
             counts = self._counts(names, ordered)
         self._check_total(counts)
-        self._install(label_ring(hasher, names, counts), ordered)
+        self._point_hasher = hasher
+        self._commit(label_ring(hasher, names, counts), ordered)
 
-    # -- snapshots --------------------------------------------------------------------------
+    # -- the recipe ---------------------------------------------------------------------------
+
+    def points(self, node: str, weight: float) -> npt.NDArray[np.uint64]:
+        """The positions of ``node`` at ``weight``: the key hash of ``node + "#" + str(i)``
+        (UTF-8) for i < ``max(1, floor(vnodes * weight + 0.5))``, in that order.  The ring
+        computes exactly these in C (``label_ring``, ``ring_add``)."""
+        name = check_node(node).encode("utf-8")
+        count = vnode_count(self._vnodes, check_weight(weight))
+        return self.hash_labels([name + b"#%d" % i for i in range(count)])
+
+    def _build(self, names: tuple[str, ...], weights: Mapping[str, Any], hasher: _Hasher
+               ) -> _Ring:
+        counts = self._counts(names, weights)
+        self._check_total(counts)
+        return label_ring(hasher, names, counts)
+
+    def _inserted(self, core: _Ring, name: str, weight: Any) -> tuple[_Ring, int]:
+        return ring_add(core, name, self._node_count(core, name, weight))
+
+    def _same_points(self, node: str, old: Any, new: Any) -> bool:
+        return vnode_count(self._vnodes, new) == vnode_count(self._vnodes, old)
 
     def _counts(self, names: tuple[str, ...], weights: Mapping[str, float]
                 ) -> npt.NDArray[np.uint32]:
@@ -123,11 +136,6 @@ class HashRing(RingArrays, HashedRouter):
                              f"{MAX_TOTAL_VNODES} are supported (lower vnodes or the weights)")
         check_ring_memory(total)
 
-    def _install(self, core: _Ring, weights: dict[str, float]) -> None:
-        # The weights are set before the core: a reader sees the core, whose nodes match them.
-        self._weights = weights
-        self._set_core(core)
-
     def _node_count(self, core: _Ring, name: str, weight: float) -> int:
         count = vnode_count(self._vnodes, weight)
         if len(core) + count > MAX_TOTAL_VNODES:
@@ -135,59 +143,6 @@ class HashRing(RingArrays, HashedRouter):
                              f"ring supports at most {MAX_TOTAL_VNODES} in all")
         check_ring_memory(len(core) + count)
         return count
-
-    # -- mutation ---------------------------------------------------------------------------
-    # Each is one pass of the core over the old snapshot's arrays (ring_add / ring_drop: the
-    # runs between the changed positions copied whole, the owners renumbered, the route
-    # layout and the prefix index written on the way), never a rebuild.
-
-    def add(self, node: str, weight: float = 1.0) -> None:
-        """Add a node; only keys that now belong to it move (to it).
-
-        Raises ValueError if the node is already present.
-        """
-        name = check_node(node)
-        w = check_weight(weight)
-        with self._lock:
-            core, weights = self._layout_core(), self._weights
-            if name in weights:
-                raise ValueError(f"node {name!r} is already in the ring")
-            new, r = ring_add(core, name, self._node_count(core, name, w))
-            ws = list(weights.values())  # in the order of names (every snapshot's weights are)
-            ws.insert(r, w)
-            self._install(new, dict(zip(new.nodes, ws, strict=True)))
-
-    def remove(self, node: str) -> None:
-        """Remove a node; only its keys move (each to its next node clockwise).
-
-        Raises KeyError if the node is not present.
-        """
-        check_name(node)
-        with self._lock:
-            core, weights = self._layout_core(), self._weights
-            if node not in weights:
-                raise KeyError(node)
-            new_weights = dict(weights)  # the order of names, less one
-            del new_weights[node]
-            self._install(ring_drop(core, bisect.bisect_left(core.nodes, node)), new_weights)
-
-    def set_weight(self, node: str, weight: float) -> None:
-        """Change a node's weight; keys move only to or from that node.
-
-        Raises KeyError if the node is not present.
-        """
-        check_name(node)
-        w = check_weight(weight)
-        with self._lock:
-            core, weights, new_weights = self._reweighed(node, w)
-            if vnode_count(self._vnodes, w) == vnode_count(self._vnodes, weights[node]):
-                self._install(core, new_weights)
-                return
-            # The node's old positions out and its new ones in, one pass each (the owners'
-            # renumbering by the removal is undone by the insertion).
-            without = ring_drop(core, bisect.bisect_left(core.nodes, node))
-            new, _ = ring_add(without, node, self._node_count(without, node, w))
-            self._install(new, new_weights)
 
     # -- introspection ----------------------------------------------------------------------
 
@@ -200,15 +155,8 @@ class HashRing(RingArrays, HashedRouter):
     def vnodes(self) -> int:
         return self._vnodes
 
-    def __contains__(self, node: object) -> bool:
-        return node in self._weights
-
-    def ownership(self) -> dict[str, float]:
-        """The exact share of the 2**64 hash space each node receives (sums to 1; a node
-        marked down receives 0)."""
-        core = self._core
-        return dict(zip(core.nodes, arc_shares(core.positions, core.routing_owners,
-                                               len(core.nodes)), strict=True))
+    def _options(self) -> dict[str, Any]:
+        return {"vnodes": self._vnodes}
 
     def _repr_args(self) -> str:
         return f"{weights_repr(self._weights)}, vnodes={self._vnodes}{self._hash_repr()}"

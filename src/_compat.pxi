@@ -8,12 +8,12 @@
 #   the original libraries generate them: one MD5 big-endian 64-bit point per label
 #   (uhashring), per_digest little-endian 32-bit words of the label's MD5 as positions
 #   value << 32 (libketama, libmemcached, twemproxy), or one hash of the label (hid).
-# sort_points: a stable sort by position (ties keep generation order); last_writer: a run of
-#   equal positions takes its last writer's owner (a Python dict built point by point).
+# last_writer: a run of equal positions takes its last writer's owner (a Python dict built
+#   point by point).
 # walk_distinct: the distinct owners met clockwise from a position (uhashring's range walk).
 # _SlotTable: the Redis Cluster slot map, hash = CRC16 slot in [0, 16384), table[slot] = node
 #   index (-1 unassigned).  first_foreign: which keys need str() the way uhashring hashes.
-# Built on the shared pieces only (sort_points calls sort_pairs of _hashring.pxi at run time).
+# Built on the shared pieces only (ring_points calls sort_pairs of _hashring.pxi at run time).
 
 cdef enum:
     P_MD5_BE64 = 0      # one point per label: MD5 bytes 0..7 big-endian (uhashring default)
@@ -120,12 +120,6 @@ def ring_points(positions, owners, int ties=TIES_KEEP):
     elif ties == TIES_LAST:
         last_writer(pos, own)
     return pos, np.ascontiguousarray(own, dtype=np.int32)
-
-
-def sort_points(uint64_t[::1] pos, int32_t[::1] gen):
-    """Sort points by (position, generation index) in place: gen must increase along the
-    generation order, so equal positions keep the order they were inserted in."""
-    sort_pairs(pos, gen)
 
 
 def last_writer(const uint64_t[::1] pos, int32_t[::1] own):

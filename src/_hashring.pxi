@@ -86,7 +86,7 @@ cdef class _Ring(_Router):
 
     def __cinit__(self, positions, owners=None, tuple nodes=None, _Hasher hasher=None, *,
                   bint fresh=False, prefix=None, route=None):
-        # fresh: the arrays are new and this ring's alone (ring_insert, ring_remove): positions
+        # fresh: the arrays are new and this ring's alone (label_ring, health rings): positions
         # already padded (uint64, at least len(owners) + CH_PAD, UINT64_MAX from len(owners)),
         # owners int32; they are adopted, not copied.  prefix (fresh only): the prefix index
         # those functions derived from the old ring's (None: build it here); route (fresh
@@ -455,39 +455,37 @@ def sort_pairs(uint64_t[::1] keys, int32_t[::1] vals):
         _sort_pairs(&keys[0], &vals[0], <size_t>n)
 
 
-def ring_insert(_Ring core, const uint64_t[::1] pb, const int32_t[::1] ob, int32_t r):
-    """core's layout with the (position, owner)-sorted run (pb, ob) of a new owner r merged
-    in, core's owners >= r renumbered + 1 as they are copied: (padded positions, owners),
-    fresh for _Ring(..., fresh=True).  The order of a (position, owner) merge of the renumbered
-    layout: runs of core's positions are copied whole between the new ones.  The third item is
-    the new prefix index, shifted from core's (None when k changes: _Ring builds it)."""
+def ring_with(_Ring core, str name, Py_ssize_t r, const uint64_t[::1] pb):
+    """The snapshot of core with node name inserted at index r (core's owners >= r renumbered
+    + 1), its positions pb ascending: one pass over core's arrays (ch_ring_insert), which also
+    writes the route layout and shifts the prefix index, as ring_add does for vnode labels.
+    The merge keeps the (position, owner) order: runs of core's positions are copied whole
+    between the new ones."""
     cdef Py_ssize_t nb = pb.shape[0], j
-    if ob.shape[0] != nb:
-        raise ValueError("positions and owners differ in length")
-    for j in range(nb):
-        if ob[j] != r:
-            raise ValueError("the new positions must all be owner r's")
-    padded, own, prefix, _ = _inserted(core, &pb[0] if nb else NULL, nb, r, False)
-    return padded, own, prefix
+    if not 0 <= r <= len(core.nodes):
+        raise IndexError(f"node index {r} out of range")
+    for j in range(1, nb):
+        if pb[j] < pb[j - 1]:
+            raise ValueError("the new positions must be ascending")
+    return _ring_with(core, name, r, &pb[0] if nb else NULL, nb)
 
 
-def ring_remove(_Ring core, int32_t r):
-    """core's layout without owner r's positions, the owners above r renumbered - 1 (runs
-    between r's positions copied whole): (padded positions, owners, prefix index or None),
-    fresh for _Ring(..., fresh=True, prefix=...)."""
-    padded, own, prefix, _ = _removed(core, r, False)
-    return padded, own, prefix
+cdef _Ring _ring_with(_Ring core, str name, Py_ssize_t r, const uint64_t *pb, Py_ssize_t nb):
+    padded, own, prefix, route = _inserted(core, pb, nb, <int32_t>r)
+    cdef _Ring new = _Ring.__new__(_Ring, _BARE)
+    new._adopt(padded, own, prefix, route, _with_node(core.nodes, r, name), core.hasher)
+    return new
 
 
-cdef tuple _inserted(_Ring core, const uint64_t *pb, Py_ssize_t nb, int32_t r, bint routed):
+cdef tuple _inserted(_Ring core, const uint64_t *pb, Py_ssize_t nb, int32_t r):
     """(padded, owners, prefix or None, route or None) of core with owner r's sorted
-    positions pb inserted (ch_ring_insert); route (routed: for len(core.nodes) + 1 nodes)
+    positions pb inserted (ch_ring_insert); route for len(core.nodes) + 1 nodes
     and the prefix index (shifted from core's when its size stays) come from the same pass."""
     cdef Py_ssize_t na = core.n, v = na + nb
     padded = _np_empty(v + CH_PAD, _U64)
     own = _np_empty(v, _I32)
-    route = _np_empty(v + CH_PAD, _U64) if routed else None
-    cdef uint64_t *qp = <uint64_t *>_buf(route, True) if routed else NULL
+    route = _np_empty(v + CH_PAD, _U64)
+    cdef uint64_t *qp = <uint64_t *>_buf(route, True)
     cdef uint64_t *po = <uint64_t *>_buf(padded, True)
     cdef int32_t *oo = <int32_t *>_buf(own, True) if v else NULL
     cdef int b = ch_owner_bits(<size_t>len(core.nodes) + 1)
@@ -497,14 +495,14 @@ cdef tuple _inserted(_Ring core, const uint64_t *pb, Py_ssize_t nb, int32_t r, b
     return padded, own, _adjusted_prefix(core, v, pb, nb, 1), route
 
 
-cdef tuple _removed(_Ring core, int32_t r, bint routed):
+cdef tuple _removed(_Ring core, int32_t r):
     """(padded, owners, prefix or None, route or None) of core without owner r
     (ch_ring_remove); route for len(core.nodes) - 1 nodes."""
     cdef Py_ssize_t n = core.n, o
     padded = _np_empty(n + CH_PAD, _U64)
     own = _np_empty(n, _I32)
-    route = _np_empty(n + CH_PAD, _U64) if routed else None
-    cdef uint64_t *qp = <uint64_t *>_buf(route, True) if routed else NULL
+    route = _np_empty(n + CH_PAD, _U64)
+    cdef uint64_t *qp = <uint64_t *>_buf(route, True)
     cdef uint64_t *po = <uint64_t *>_buf(padded, True)
     cdef int32_t *oo = <int32_t *>_buf(own, True) if n else NULL
     cdef int b = ch_owner_bits(<size_t>max(len(core.nodes) - 1, 0))
@@ -521,8 +519,7 @@ cdef tuple _removed(_Ring core, int32_t r, bint routed):
         free(rem)
     if o < n:
         own = own[:o]
-        if routed:
-            route = route[:o + CH_PAD]
+        route = route[:o + CH_PAD]
     return padded, own, prefix, route
 
 
@@ -582,12 +579,10 @@ def ring_add(_Ring core, str name, uint32_t count):
             raise MemoryError()
         _label_pairs(core.hasher, (name,), &count, 1, <int32_t>r, pb, ob)
         _sort_pairs(pb, ob, count)
-        padded, own, prefix, route = _inserted(core, pb, count, <int32_t>r, True)
+        new = _ring_with(core, name, r, pb, count)
     finally:
         free(pb)
         free(ob)
-    cdef _Ring new = _Ring.__new__(_Ring, _BARE)
-    new._adopt(padded, own, prefix, route, _with_node(core.nodes, r, name), core.hasher)
     return new, r
 
 
@@ -596,7 +591,7 @@ def ring_drop(_Ring core, Py_ssize_t r):
     prefix index included."""
     if not 0 <= r < len(core.nodes):
         raise IndexError(f"node index {r} out of range")
-    padded, own, prefix, route = _removed(core, <int32_t>r, True)
+    padded, own, prefix, route = _removed(core, <int32_t>r)
     cdef _Ring new = _Ring.__new__(_Ring, _BARE)
     new._adopt(padded, own, prefix, route, _with_node(core.nodes, r, None), core.hasher)
     return new

@@ -59,8 +59,9 @@ import numpy.typing as npt
 
 from consistent_hash import _containers, _format, _threads
 from consistent_hash._address import bare_v6_port
-from consistent_hash._core import POINTS_DIGEST, POINTS_HASH, _Ring, compat_points, sort_points
+from consistent_hash._core import POINTS_DIGEST, POINTS_HASH, compat_points
 from consistent_hash._hashes import compat_hasher
+from consistent_hash._ringbase import RingLayout, build_ring
 from consistent_hash._router import Key, Router
 from consistent_hash._validate import check_nulls, is_ip
 
@@ -146,7 +147,7 @@ def _parse_server(spec: Any) -> tuple[str, str, int, int | None, str | None]:
     return f"{host}:{port}", host, port, weight, name
 
 
-class KetamaRing(Router):
+class KetamaRing(RingLayout):
     """A ketama continuum placed exactly as libmemcached, libketama or twemproxy place it.
 
     Parameters
@@ -177,7 +178,8 @@ class KetamaRing(Router):
 
     __slots__ = ("_mode", "_hash_name", "_specs", "_weights", "_replica_order")
     _kind = KIND_KETAMA
-    _replicas = True
+    # a down server leaves the continuum as libmemcached's auto eject takes it out: rebuilt
+    _walk_on = False
     _hash_shift = 32  # the 32-bit key hash sits in the high half of the core's positions
 
     def __init__(self, servers: Iterable[str] = (), weights: Mapping[str, int] | None = None,
@@ -339,8 +341,8 @@ class KetamaRing(Router):
             labels = np.full(len(names), 100, dtype=np.uint32)
             pos, own = compat_points(prefixes, labels, POINTS_HASH, 1,
                                      compat_hasher(_KEY_HASHES[self._hash_name]).hid)
-        sort_points(pos, own)  # ties: the earlier server first, as the originals' stable sort
-        core = _Ring(pos, own, names, compat_hasher(_KEY_HASHES[self._hash_name]))
+        # ties: the earlier server first, as the originals' stable sort
+        core = build_ring(pos, own, names, compat_hasher(_KEY_HASHES[self._hash_name]))
         self._specs, self._weights = specs, {n: ws[n] for n in names}
         self._set_core(core)
 
@@ -397,10 +399,10 @@ class KetamaRing(Router):
         """The continuum's point values (32-bit, as uint64), ascending."""
         return self._core.positions >> np.uint64(32)  # type: ignore[no-any-return, unused-ignore]
 
-    @property
-    def owners(self) -> npt.NDArray[np.int32]:
-        owners: npt.NDArray[np.int32] = self._core.owners
-        return owners
+    def ownership(self) -> dict[str, float]:
+        """The exact share of the 32-bit continuum each server receives (sums to 1; a
+        server marked down receives 0): arc lengths summed as integers."""
+        return super().ownership()
 
     def __contains__(self, server: object) -> bool:
         if not isinstance(server, str):

@@ -35,7 +35,7 @@ import numpy.typing as npt
 from consistent_hash import _format
 from consistent_hash._core import POINTS_DIGEST, _Hasher, _Modula, compat_points
 from consistent_hash._hashes import compat_hasher
-from consistent_hash._ringbase import build_ring
+from consistent_hash._ringbase import build_ring, ring_ownership
 from consistent_hash._router import Router
 from consistent_hash.compat.config import NameNeeded
 from consistent_hash.compat.ketama import point_counts
@@ -382,6 +382,22 @@ class TwemproxyPool(Router):
         """ketama: the continuum's 32-bit points as nutcracker holds them; None for modula."""
         p = self.positions
         return None if p is None else p >> np.uint64(32)
+
+    def ownership(self) -> dict[str, float]:
+        """The exact share of the 32-bit key hashes each node receives (sums to 1 over the
+        servers in the distribution; an ejected or down one receives 0).  ketama: the
+        continuum's arcs; modula: the hashes h with ``h % len(table)`` at each of the node's
+        entries, counted exactly."""
+        if self._dist == "ketama":
+            return ring_ownership(self._core)
+        down = self._core.down
+        pool = self._without(self._layout_core(), down) if down else self
+        table = pool._core.table
+        size = len(table)
+        hits = dict.fromkeys(self.nodes, 0)
+        for e, o in enumerate(table.tolist()):
+            hits[pool.nodes[o]] += ((1 << 32) - 1 - e) // size + 1  # h < 2**32, h % size == e
+        return {n: c / (1 << 32) for n, c in hits.items()}
 
     @property
     def table(self) -> npt.NDArray[np.int32] | None:

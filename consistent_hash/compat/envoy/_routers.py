@@ -20,7 +20,7 @@ from consistent_hash._core import (
     envoy_maglev_table,
     hash_bytes,
 )
-from consistent_hash._ringbase import build_ring
+from consistent_hash._ringbase import RingLayout, build_ring
 from consistent_hash._router import Router
 from consistent_hash._validate import check_int
 from consistent_hash.algorithms.maglev import is_prime
@@ -99,7 +99,7 @@ class _EnvoyRouter(Router):
         raise NotImplementedError
 
 
-class EnvoyRingHash(_EnvoyRouter):
+class EnvoyRingHash(RingLayout, _EnvoyRouter):
     """Envoy's ``ring_hash`` load balancer: a host set placed on a ring exactly as Envoy
     builds it, a 64-bit hash routed to the first ring entry at or after it (wrapping).
 
@@ -131,6 +131,8 @@ class EnvoyRingHash(_EnvoyRouter):
 
     __slots__ = ("_min", "_max", "_hash_function", "_counts")
     _kind = KIND_ENVOY_RING
+    _replicas = False  # Envoy has no replicas
+    _walk_on = False  # a host marked down leaves the ring as Envoy rebuilds it from the rest
 
     def __init__(self, hosts: Iterable[str] | Mapping[str, int] = (), *,
                  minimum_ring_size: int = DEFAULT_MIN_RING_SIZE,
@@ -190,18 +192,6 @@ class EnvoyRingHash(_EnvoyRouter):
         """Ring entries per host (min and max are Envoy's ``min_hashes_per_host`` /
         ``max_hashes_per_host`` gauges)."""
         return dict(self._counts)
-
-    @property
-    def positions(self) -> npt.NDArray[np.uint64]:
-        """The ring entries' hashes, ascending."""
-        pos: npt.NDArray[np.uint64] = self._core.positions
-        return pos
-
-    @property
-    def owners(self) -> npt.NDArray[np.int32]:
-        """The host (index into ``nodes``) of each ring entry."""
-        own: npt.NDArray[np.int32] = self._core.owners
-        return own
 
     # -- state ------------------------------------------------------------------------------
 
