@@ -25,7 +25,7 @@ _build = os.environ.get("CONSISTENT_HASH_FUZZ_BUILD")
 sys.path.insert(0, ROOT)
 if _build:
     sys.path.insert(0, os.path.abspath(_build))  # the sanitized package shadows the tree's
-sys.path.insert(len(sys.path), os.path.join(ROOT, "tests"))  # tests/routers.py, tests/model.py
+sys.path += [os.path.join(ROOT, "tests"), os.path.join(ROOT, "tests", "support")]  # routers, models
 
 import atheris  # noqa: E402,F401  (re-exported for the targets)
 

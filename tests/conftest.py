@@ -15,7 +15,9 @@ import sys
 import pytest
 from hypothesis import HealthCheck, settings
 
-sys.path.insert(0, os.path.dirname(__file__))  # make tests/model.py importable as `model`
+# tests/ (routers.py, helpers.py, ...) and tests/support/ (the live harnesses live_*.py and the
+# models model_*.py) importable by module name
+sys.path[:0] = [os.path.dirname(__file__), os.path.join(os.path.dirname(__file__), "support")]
 
 settings.register_profile("dev", max_examples=10, deadline=None)
 settings.register_profile("default", max_examples=50, deadline=None)
@@ -35,7 +37,7 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def model_ring_class():
-    """The pure-Python reference ring class (tests/model.py)."""
-    from model import ModelRing
+    """The pure-Python reference ring class (tests/support/model_ring.py)."""
+    from model_ring import ModelRing
 
     return ModelRing

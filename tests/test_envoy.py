@@ -13,9 +13,9 @@ Envoy cannot be installed here, so the proof is threefold:
    as "127.0.0.1:90"; ``makeTestHost(info_, "90", url)`` has hostname "90";
    ``makeTestHostWithHashKey(info_, "90", url)`` has envoy.lb hash_key "90".  A test's
    ``TestLoadBalancerContext(h)`` routes the raw hash h: our ``lookup([h])``.)
-2. a pure-Python transcription of both recipes from Envoy's source (tests/data/
-   envoy_reference.py, independent of the library), compared with the router directly and
-   through the golden vectors tests/data/gen_envoy_vectors.py made from it;
+2. a pure-Python transcription of both recipes from Envoy's source
+   (tests/support/model_envoy.py, independent of the library), compared with the router directly and
+   through the golden vectors tests/data/make_envoy_vectors.py made from it;
 3. the murmur2 point hash against Envoy's hash_test.cc and against libstdc++'s own
    std::hash<std::string>, which Envoy's murmurHash2 reproduces (when a C++ compiler exists).
 """
@@ -43,9 +43,9 @@ from consistent_hash.compat.envoy import EnvoyMaglev, EnvoyRingHash, from_config
 DATA = Path(__file__).resolve().parent / "data"
 sys.path.insert(0, str(DATA))
 
-import envoy_reference as ref  # noqa: E402
-from gen_envoy_vectors import configs as vector_configs  # noqa: E402
-from servers import require  # noqa: E402
+import model_envoy as ref  # noqa: E402
+from live_servers import require  # noqa: E402
+from make_envoy_vectors import configs as vector_configs  # noqa: E402
 
 U64_MAX = (1 << 64) - 1
 

@@ -1,7 +1,7 @@
 """The modern family beyond its references' vectors: the kernels against the plain-Python
 models on random inputs (every bucket count shape, the batch kernels' branch-free paths), the
 promises (monotone growth, removal moving only the removed bucket's keys, restore), threads,
-every error, and the cases where a reference misbehaves (tests/family_model.py models the
+every error, and the cases where a reference misbehaves (tests/support/model_family.py models the
 reference as it is; each test says what the reference does and checks ours does better).
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from family_model import Anchor, DxOurs, JumpBackAnchor, binomial, crc32c_u64, fliphash
-from family_model import jumpback as jumpback_model
-from family_model import power as power_model
+from model_family import Anchor, DxOurs, JumpBackAnchor, binomial, crc32c_u64, fliphash
+from model_family import jumpback as jumpback_model
+from model_family import power as power_model
 
 from consistent_hash import EmptyRingError, _ring
 from consistent_hash.algorithms import (

@@ -2,7 +2,7 @@
 AbstractConsistentBucketHasherTest.testCheckSum (JumpBackHash) and
 AbstractConsistentBucketSetHasherTest.testStability (JumpBackAnchor), at dynatrace-oss/hash4j
 @ 41d814f94c52, written here in Python (Java's SplittableRandom and komihash 5.0 in
-tests/hash4j_model.py); the expected values are the constants hash4j publishes in
+tests/support/model_hash4j.py); the expected values are the constants hash4j publishes in
 ConsistentJumpBackBucketHasherSplitMix64Test (CHECKSUM) and
 ConsistentJumpBackAnchorBucketSetHasherTest (getCheckSum).
 """
@@ -10,7 +10,7 @@ ConsistentJumpBackAnchorBucketSetHasherTest (getCheckSum).
 from __future__ import annotations
 
 import numpy as np
-from hash4j_model import GOLDEN_GAMMA, M64, SplittableRandom, komihash5, mix64
+from model_hash4j import GOLDEN_GAMMA, M64, SplittableRandom, komihash5, mix64
 
 from consistent_hash.algorithms import JumpBackAnchorBuckets, jumpback_bucket
 

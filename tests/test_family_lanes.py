@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from family_model import Anchor, JumpBackAnchor
+from model_family import Anchor, JumpBackAnchor
 
 from consistent_hash.algorithms import (
     AnchorBuckets,

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from family_model import DxOurs, binomial_with
+from model_family import DxOurs, binomial_with
 
 from consistent_hash import EmptyRingError
 from consistent_hash.algorithms import (

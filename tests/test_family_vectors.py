@@ -2,7 +2,7 @@
 -> 64-bit hash, bucket of a hash) pinned.
 
 tests/data/family_vectors.json is made by tests/data/make_family_vectors.py from the recipe over
-the plain-Python models of the references (tests/family_model.py) and the reference hash
+the plain-Python models of the references (tests/support/model_family.py) and the reference hash
 packages, without consistent_hash, so these tests check the routers against an independent
 derivation, and any change to a mapping fails them.
 """

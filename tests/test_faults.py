@@ -24,10 +24,10 @@ from consistent_hash import HashRing
 from consistent_hash.integrations import KetamaHasher, RingHasher
 
 pytest.importorskip("pymemcache")
+from live_servers import HOST, killable_server, require, stop, wait_port  # noqa: E402
 from pymemcache.client.base import Client  # noqa: E402
 from pymemcache.client.hash import HashClient  # noqa: E402
 from pymemcache.exceptions import MemcacheUnexpectedCloseError  # noqa: E402
-from servers import HOST, killable_server, require, stop, wait_port  # noqa: E402
 
 N_KEYS = 6000
 SERVERS = 4

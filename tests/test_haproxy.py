@@ -1,11 +1,11 @@
 """HAProxyBackend against HAProxy 2.6's hash-type consistent.
 
 Three independent references:
-- a live haproxy started here (tests/haproxy_live.py): every key of thousands per backend
+- a live haproxy started here (tests/support/live_haproxy.py): every key of thousands per backend
   configuration sent as an X-Key header, the answering server compared with the router;
 - golden vectors from such a live run (tests/data/haproxy_vectors.json, written by
-  tests/data/gen_haproxy_vectors.py), checked without haproxy;
-- a pure-Python model written from HAProxy's source (tests/haproxy_model.py), which keeps
+  tests/data/make_haproxy_vectors.py), checked without haproxy;
+- a pure-Python model written from HAProxy's source (tests/support/model_haproxy.py), which keeps
   HAProxy's nearest-of-two-neighbours lookup instead of our midpoint ring; and zlib's crc32.
 """
 
@@ -18,11 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import haproxy_live
-import haproxy_model as hm
+import live_haproxy
+import model_haproxy as hm
 import numpy as np
 import pytest
-from servers import require
+from live_servers import require
 
 from consistent_hash.analysis import migration_plan, movement
 from consistent_hash.compat.haproxy import (
@@ -40,7 +40,7 @@ COMBOS = [(f, av) for f in FUNCTIONS for av in (False, True)]
 
 
 def extract(via: dict[str, Any] | None, raw: bytes) -> bytes | None:
-    """What the library says HAProxy hashes of one request of a haproxy_live backend."""
+    """What the library says HAProxy hashes of one request of a live_haproxy backend."""
     if via is None or via["kind"] == "hdr":
         return header_value(raw, use_domain_only=bool(via and via.get("domain")))
     if via["kind"] == "url_param":
@@ -488,7 +488,7 @@ def test_golden_vectors() -> None:
         m = model_of(r)
         assert [m.get(v) for v in values] == b["servers"], name  # type: ignore[arg-type]
         total += len(keys)
-    assert len(data["backends"]) == len(haproxy_live.keyed_configs()) and total > 5000
+    assert len(data["backends"]) == len(live_haproxy.keyed_configs()) and total > 5000
 
 
 # --------------------------------------------------------------------------------------------
@@ -501,16 +501,16 @@ LIVE_KEYS = 2400
 @pytest.fixture(scope="module")
 def live() -> Any:
     binary = require("haproxy")
-    with haproxy_live.running(binary, haproxy_live.configs()) as lv, \
+    with live_haproxy.running(binary, live_haproxy.configs()) as lv, \
             ThreadPoolExecutor(4) as pool:
         yield lv, pool
 
 
-@pytest.mark.parametrize("cfg", haproxy_live.keyed_configs(), ids=lambda c: c["name"])
+@pytest.mark.parametrize("cfg", live_haproxy.keyed_configs(), ids=lambda c: c["name"])
 def test_live(live: Any, cfg: dict[str, Any]) -> None:
     lv, pool = live
     via = cfg.get("via")
-    raw = haproxy_live.key_source(cfg)("live:" + cfg["name"], LIVE_KEYS)
+    raw = live_haproxy.key_source(cfg)("live:" + cfg["name"], LIVE_KEYS)
     keys = [k for k in raw if extract(via, k) is not None]
     assert len(keys) > LIVE_KEYS * (0.7 if via else 0.97)
     got = lv.ask_many(cfg["name"], keys, pool)
@@ -534,8 +534,8 @@ def test_live_use_domain_only_reads_the_byte_after_the_value(live: Any) -> None:
     """HAProxy 2.6's use_domain_only looks at one byte past the header value: when it is a
     dot (here: the next header is named ".pad"), the last label is hashed instead."""
     lv, pool = live
-    cfg = next(c for c in haproxy_live.configs() if c["name"] == "hdr_use_domain_only")
-    keys = [k for k in haproxy_live.domains("past-the-end", 600) if k.count(b".") >= 1]
+    cfg = next(c for c in live_haproxy.configs() if c["name"] == "hdr_use_domain_only")
+    keys = [k for k in live_haproxy.domains("past-the-end", 600) if k.count(b".") >= 1]
     got = lv.ask_many(cfg["name"], keys, pool, after=b".pad")
     r = from_config(lv.text, name="be_hdr_use_domain_only")
     as_if_dot = [header_value(k + b".", use_domain_only=True) for k in keys]

@@ -13,9 +13,9 @@ from consistent_hash.analysis import movement
 from consistent_hash.integrations import ModuloHasher, RingHasher
 
 pymemcache = pytest.importorskip("pymemcache")
+from live_servers import memcached_servers, require  # noqa: E402
 from pymemcache.client.base import Client  # noqa: E402
 from pymemcache.client.hash import HashClient  # noqa: E402
-from servers import memcached_servers, require  # noqa: E402
 
 
 def _need_memcached() -> None:

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from servers import HOST, memcached_clusters, nutcracker_proxy  # noqa: E402
+from live_servers import HOST, memcached_clusters, nutcracker_proxy  # noqa: E402
 
 from consistent_hash import KetamaRing  # noqa: E402
 from consistent_hash.compat.ketama import point_counts  # noqa: E402

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gap_servers import unix_memcached  # noqa: E402
-from servers import HOST, memcached_clusters  # noqa: E402
+from live_server_kinds import unix_memcached  # noqa: E402
+from live_servers import HOST, memcached_clusters  # noqa: E402
 from test_ketama import KEYS, _flush, _landed  # noqa: E402
 
 from consistent_hash import KetamaRing  # noqa: E402

@@ -125,10 +125,10 @@ def test_memcached_without_meta_commands_is_refused() -> None:
 # -- memcached -------------------------------------------------------------------------------
 
 pymemcache = pytest.importorskip("pymemcache")
+from live_servers import killable_server, memcached_servers, redis_servers  # noqa: E402
 from pymemcache import serde  # noqa: E402
 from pymemcache.client.base import Client  # noqa: E402
 from pymemcache.client.hash import HashClient  # noqa: E402
-from servers import killable_server, memcached_servers, redis_servers  # noqa: E402
 
 from consistent_hash.integrations import KetamaHasher, RingHasher  # noqa: E402
 
@@ -459,7 +459,7 @@ def test_unix_socket_servers() -> None:
     import subprocess
     import tempfile
 
-    from servers import require, stop
+    from live_servers import require, stop
 
     binary = require("memcached")
     # memcached runs as nobody under root: a directory nobody can reach (pytest's tmp_path

@@ -1,5 +1,5 @@
-"""HashRing against the pure-Python reference model (tests/model.py), plus the consistency
-properties of consistent hashing checked on >= 100,000 keys.
+"""HashRing against the pure-Python reference model (tests/support/model_ring.py), plus the
+consistency properties of consistent hashing checked on >= 100,000 keys.
 
 Every expected value comes from the model (xxhash / mmh3 / hashlib + bisect + Fraction) or from
 plain NumPy on the ring's published arrays, never from consistent_hash internals.
@@ -22,7 +22,7 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
-from model import MAX64, ModelRing, count_of
+from model_ring import MAX64, ModelRing, count_of
 
 from consistent_hash import EmptyRingError, HashRing
 

@@ -3,11 +3,11 @@
 Three independent references:
 
 - a live nginx (Debian's 1.22, started here with backends that answer with their own address;
-  tests/nginx_live.py): every key of every configuration must be where nginx put it;
+  tests/support/live_nginx.py): every key of every configuration must be where nginx put it;
 - the golden vectors of tests/data/nginx_vectors.json, recorded from a live nginx by
-  tests/data/gen_nginx_vectors.py (checked without nginx);
-- a pure-Python model of the recipe written from nginx's source (tests/nginx_model.py), itself
-  checked against the live nginx here, then used for random configurations and for the exact
+  tests/data/make_nginx_vectors.py (checked without nginx);
+- a pure-Python model of the recipe written from nginx's source (tests/support/model_nginx.py),
+  itself checked against the live nginx here, then used for random configurations and for the exact
   movement between two configurations.
 """
 
@@ -21,9 +21,9 @@ import zlib
 
 import numpy as np
 import pytest
-from nginx_live import Config, configs, header_safe, keys, live_nginx
-from nginx_model import ConsistentModel, PlainModel, model
-from servers import require
+from live_nginx import Config, configs, header_safe, keys, live_nginx
+from live_servers import require
+from model_nginx import ConsistentModel, PlainModel, model
 
 from consistent_hash import EmptyRingError
 from consistent_hash.analysis import migration_plan, movement

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from servers import require
+from live_servers import require
 
 from consistent_hash import HashRing
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gap_servers import tcp_memcached, unix_memcached  # noqa: E402
-from servers import HOST  # noqa: E402
+from live_server_kinds import tcp_memcached, unix_memcached  # noqa: E402
+from live_servers import HOST  # noqa: E402
 
 from consistent_hash.integrations import KetamaHasher, RingHasher  # noqa: E402
 

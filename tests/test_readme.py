@@ -29,7 +29,7 @@ def test_readme_has_examples() -> None:
 def test_readme_python_example(code: str) -> None:
     if "HashClient" in code:
         pytest.importorskip("pymemcache")
-        from servers import memcached_servers
+        from live_servers import memcached_servers
 
         with memcached_servers(3) as ports:
             live = f"servers = {[('127.0.0.1', p) for p in ports]!r}"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from servers import HOST, redis_cluster_server  # noqa: E402
+from live_servers import HOST, redis_cluster_server  # noqa: E402
 
 from consistent_hash import EmptyRingError, SlotMap, redis_slot, redis_slots  # noqa: E402
 from consistent_hash.compat.redis import SLOTS  # noqa: E402

@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import xxhash
-from model import MAX64, SPACE, ModelRing
+from model_ring import MAX64, SPACE, ModelRing
 
 from consistent_hash import HashRing
 
@@ -547,17 +547,38 @@ def test_prefix_index_after_add_and_remove_is_the_built_one(start: int) -> None:
         assert np.array_equal(ring.lookup(h), want), step
 
 
-def test_add_shifts_the_prefix_index_when_its_size_stays() -> None:
-    from consistent_hash._ring import label_positions, ring_insert, ring_remove
+def _fresh_prefix(pos: np.ndarray, k: int) -> np.ndarray:
+    tops = pos >> np.uint64(64 - k)
+    return np.searchsorted(tops, np.arange((1 << k) + 1, dtype=np.uint64),
+                           side="left").astype(np.uint32)
 
-    ring = HashRing([f"n{i}" for i in range(100)])  # 16,000 positions: k = 14 either way
+
+@pytest.mark.parametrize("base, vnodes", [(100, 160), (1, 4)])
+def test_ring_with_and_ring_drop_give_the_prefix_index_built_afresh(base: int, vnodes: int
+                                                                     ) -> None:
+    """ring_with / ring_drop shift the old prefix index when its size stays (100 nodes: k = 14
+    before and after) and build it afresh when it changes (4 -> 164 positions); either way it
+    equals the index computed from the new positions, and the snapshot equals the ring built
+    whole."""
+    from consistent_hash._ring import label_positions, ring_drop, ring_with
+
+    ring = HashRing([f"n{i}" for i in range(base)], vnodes=vnodes)
     core = ring._core
-    pb, ob = label_positions(core.hasher, [b"new"], np.array([160], dtype=np.uint32), 50)
-    assert ring_insert(core, pb, ob, 50)[2] is not None
-    assert ring_remove(core, 50)[2] is not None
-    small = HashRing(["a"], vnodes=4)._core  # 4 -> 164 positions: k changes, so None
-    pb, ob = label_positions(small.hasher, [b"b"], np.array([160], dtype=np.uint32), 1)
-    assert ring_insert(small, pb, ob, 1)[2] is None
+    r = int(np.searchsorted(np.array(core.nodes), "new"))
+    pb, _ = label_positions(core.hasher, [b"new"], np.array([160], dtype=np.uint32), r)
+    added = ring_with(core, "new", r, np.sort(pb))
+    whole = HashRing({**ring.weights, "new": 160 / vnodes}, vnodes=vnodes)._core
+    for snap, want in ((added, whole), (ring_drop(added, r), core)):
+        assert snap.nodes == want.nodes
+        assert np.array_equal(snap.positions, want.positions)
+        assert np.array_equal(snap.owners, want.owners)
+        k = int(np.log2(len(snap.prefix_index) - 1))
+        assert np.array_equal(snap.prefix_index, _fresh_prefix(snap.positions, k))
+        assert np.array_equal(snap.prefix_index, want.prefix_index)
+    with pytest.raises(ValueError, match="ascending"):
+        ring_with(core, "new", r, pb[::-1].copy() if pb[0] < pb[-1] else pb)
+    with pytest.raises(IndexError):
+        ring_with(core, "new", len(core.nodes) + 1, np.sort(pb))
 
 
 @pytest.mark.parametrize("changes", [[("n3", 2.5), ("n3", 0.4), ("n0", 3.0), ("n49", 0.01),

@@ -259,7 +259,7 @@ def _seam_migrations(backend: str) -> None:
     import sys
 
     sys.path.insert(0, os.path.dirname(__file__))
-    from servers import memcached_servers, redis_servers
+    from live_servers import memcached_servers, redis_servers
 
     from consistent_hash.integrations.migrate import migrate_memcached, migrate_redis, parse_address
 

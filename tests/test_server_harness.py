@@ -15,8 +15,8 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+from live_servers import _started, spawn  # noqa: E402
 from ports import free_ports  # noqa: E402
-from servers import _started, spawn  # noqa: E402
 
 from consistent_hash.cli._servers import (  # noqa: E402
     PortTaken,

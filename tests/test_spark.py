@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from live_servers import require
 from routers import NODES, ROUTERS, by_name
-from servers import require
 
 import consistent_hash
 from consistent_hash import BoundedLoad, HashRing, JumpHash, SlotMap

@@ -8,7 +8,7 @@ fixed list of 300 keys (str, bytes and int), against independent pure-Python mod
 - BoundedLoad over a HashRing: a dict of loads, the documented capacity rule
   ``ceil(c * m * w / sum(w))`` (a down node weighs 0) and the documented walk (the ring's
   positions clockwise, down nodes skipped: the first node with room), the walk taken from the
-  pure-Python ModelRing of tests/model.py;
+  pure-Python ModelRing of tests/support/model_ring.py;
 - HashRing health: a key goes to the first up node of its clockwise walk (ModelRing), keys of
   up nodes never move when another node goes down or comes up, ``down`` is the model's set.
 
@@ -38,8 +38,8 @@ from consistent_hash.algorithms import JumpHash, Maglev, MementoHash, MultiProbe
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 import make_algo_vectors as ref  # noqa: E402  (the plain-Python transcriptions)
-from model import ModelRing  # noqa: E402  (tests/model.py, on the path via conftest.py)
-from reference_hashes import H, key_bytes  # noqa: E402
+from model_hashes import H, key_bytes  # noqa: E402
+from model_ring import ModelRing  # noqa: E402  (tests/support/model_ring.py, on the path via conftest.py)
 
 # Each machine runs the profile's example count (capped at 100), 20 steps each.
 STEPS = settings(settings.default, max_examples=min(settings.default.max_examples, 100),

@@ -186,3 +186,35 @@ def test_one_address_parser() -> None:
     assert _parse_server("::1:11211")[:3] == _parse_server("[::1]:11211")[:3]
     with pytest.raises(ValueError, match="HashClient"):
         _ketama_spec("no-port")
+
+
+TESTS = Path(__file__).resolve().parent
+
+
+def test_live_harnesses_and_models_live_in_support_under_one_naming_scheme() -> None:
+    """tests/support/ holds every live-server harness (live_<what>.py) and every independent
+    model (model_<what>.py), and the free-port helper they share; none is left elsewhere."""
+    support = sorted(p.name for p in (TESTS / "support").glob("*.py"))
+    assert any(n.startswith("live_") for n in support)
+    assert any(n.startswith("model_") for n in support)
+    odd = [n for n in support if not re.fullmatch(r"(live|model)_[a-z0-9_]+\.py|ports\.py", n)]
+    assert not odd, odd
+    stray = [p.relative_to(TESTS).as_posix() for p in TESTS.rglob("*.py")
+             if "support" not in p.parts and not p.name.startswith("test_")
+             and re.search(r"^(live|model)_|_(live|model|reference)\.py$|^(model|servers)\.py$",
+                           p.name)]
+    assert not stray, stray
+
+
+def test_every_vector_file_is_named_for_its_generator_or_described() -> None:
+    """tests/data: each generator is make_<name>.py and writes <name>.json; a vector file with
+    no generator (recorded from a reference built here) has its section in data/README.md."""
+    data = TESTS / "data"
+    scripts = sorted(p.stem for p in data.glob("*.py"))
+    assert scripts and all(s.startswith("make_") for s in scripts), scripts
+    for s in scripts:
+        assert (data / f"{s.removeprefix('make_')}.json").is_file(), s
+    readme = (data / "README.md").read_text(encoding="utf-8")
+    for j in sorted(data.glob("*.json")):
+        base = j.stem.removesuffix("_unsigned_char")  # make_twemproxy_vectors --unsigned-char
+        assert (data / f"make_{base}.py").is_file() or f"## {j.name}" in readme, j.name

@@ -5,13 +5,13 @@ Three kinds of proof:
 - every twemproxy key hash as a pure-Python model written here from nutcracker's source
   (src/hashkit/*.c at v0.5.0), checked against published test vectors where they exist and
   against the library's C hashes on random inputs of every length;
-- the live run (tests/twemproxy_live.py): one nutcracker with one pool per configuration
+- the live run (tests/support/live_twemproxy.py): one nutcracker with one pool per configuration
   (3, 5 and 25 servers, every hash, ketama and modula, weights, a server removed, named
   servers, hash_tag, the defaults, a server ejected by auto_eject_hosts), each key stored
   through its pool and found by listing every memcached server's keys; every key must be on
   the server TwemproxyPool names;
 - golden vectors from such a run (tests/data/twemproxy_vectors.json, written by
-  tests/data/gen_twemproxy_vectors.py), checked without servers.
+  tests/data/make_twemproxy_vectors.py), checked without servers.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import twemproxy_live as live  # noqa: E402
-from servers import HOST, free_ports, nutcracker_pools, redis_servers, require  # noqa: E402
+import live_twemproxy as live  # noqa: E402
+from live_servers import HOST, free_ports, nutcracker_pools, redis_servers, require  # noqa: E402
 
 from consistent_hash import EmptyRingError  # noqa: E402
 from consistent_hash.analysis import migration_plan, movement  # noqa: E402
@@ -601,7 +601,7 @@ def test_golden_vectors() -> None:
 
 def test_golden_vectors_unsigned_char() -> None:
     """nutcracker 0.5.0's source built with -funsigned-char (arm64's char), run live by
-    tests/data/gen_twemproxy_vectors.py --unsigned-char: every hash that reads a char."""
+    tests/data/make_twemproxy_vectors.py --unsigned-char: every hash that reads a char."""
     data = json.loads(DATA_UNSIGNED.read_text())
     assert data["nutcracker"] == "0.5.0-unsigned-char"
     assert {c["hash"] for c in data["configs"]} == set(CHAR_READERS)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gap_servers import tcp_memcached, unix_memcached  # noqa: E402
+from live_server_kinds import tcp_memcached, unix_memcached  # noqa: E402
 
 pytest.importorskip("memcache", reason="python-memcached is not installed "
                                        "(pip install python-memcached)")

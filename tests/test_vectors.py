@@ -1,6 +1,6 @@
 """Golden vectors: the key -> node mapping is a promise, pinned here.
 
-tests/data/ring_vectors.json is made by tests/data/make_vectors.py straight from the placement
+tests/data/ring_vectors.json is made by tests/data/make_ring_vectors.py straight from the placement
 recipe with the reference hash packages (no consistent_hash code), so these tests check the
 library against an independent derivation, and any change to the mapping fails them.
 """

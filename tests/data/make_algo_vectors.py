@@ -22,8 +22,8 @@ import sys
 from decimal import Decimal, getcontext
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # reference_hashes.py is beside us
-from reference_hashes import H, encode_key, key_bytes  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "support"))  # model_hashes.py
+from model_hashes import H, encode_key, key_bytes  # noqa: E402
 
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15

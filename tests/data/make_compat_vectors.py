@@ -23,16 +23,16 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent / "support"))
 
 import hashring  # noqa: E402
 import ketama  # noqa: E402
 import pylibmc  # noqa: E402
 import uhashring  # noqa: E402
 from cassandra.murmur3 import murmur3  # noqa: E402
+from live_servers import HOST, nutcracker_proxy, require  # noqa: E402
 from pymemcache.client.base import Client  # noqa: E402
 from redis.crc import key_slot  # noqa: E402
-from servers import HOST, nutcracker_proxy, require  # noqa: E402
 
 from consistent_hash.cli._servers import stop as _stop  # noqa: E402
 from consistent_hash.cli._servers import wait_port as _wait_port  # noqa: E402

@@ -1,7 +1,7 @@
 """Generate tests/data/envoy_vectors.json: golden vectors for Envoy's ring_hash and maglev.
 
 Every expected value comes from the pure-Python transcription of Envoy's source in
-tests/data/envoy_reference.py (Envoy itself cannot be installed here), never from
+tests/support/model_envoy.py (Envoy itself cannot be installed here), never from
 consistent_hash.  For each configuration (3, 5 and 25 hosts, weights, a host removed,
 hostnames, hash_key metadata, localities, IPv6, both ring hash functions, several ring and
 table sizes): the ring size / entries per host, the host of 4,000 keys (routed as a header
@@ -9,7 +9,7 @@ hash policy routes the header's value: xxHash64 seed 0) and of ~3,000 raw hashes
 the extremes, and for rings every entry's hash and its neighbours), each stored as the first
 200 host indices plus a sha256 of all of them.
 
-    python tests/data/gen_envoy_vectors.py      # rewrites the file; must give the same bytes
+    python tests/data/make_envoy_vectors.py      # rewrites the file; must give the same bytes
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "support"))
 
-import envoy_reference as ref  # noqa: E402
+import model_envoy as ref  # noqa: E402
 
 HEAD = 200
 

@@ -1,8 +1,8 @@
 """Generate tests/data/nginx_vectors.json from a live nginx (nothing from consistent_hash).
 
-    python tests/data/gen_nginx_vectors.py [--keys 300] [--nginx /usr/sbin/nginx]
+    python tests/data/make_nginx_vectors.py [--keys 300] [--nginx /usr/sbin/nginx]
 
-Starts the nginx of tests/nginx_live.py (backends answering with their own address, one
+Starts the nginx of tests/support/live_nginx.py (backends answering with their own address, one
 upstream per configuration balanced by ``hash $http_x_key [consistent]``), sends every key in
 an X-Key header, and records, per configuration, the ``upstream`` block exactly as nginx read
 it, the keys (hex) and the server (as written in the block) nginx sent each key to.
@@ -19,9 +19,9 @@ import sys
 import textwrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))  # tests/ (nginx_live)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "support"))  # live_nginx
 
-from nginx_live import keys, live_nginx  # noqa: E402
+from live_nginx import keys, live_nginx  # noqa: E402
 
 OUT = os.path.join(HERE, "nginx_vectors.json")
 
@@ -49,7 +49,7 @@ def main() -> None:
                 # per key, the index in "servers" of the server nginx sent it to
                 "answers": [written.index(live.answer_to_server(c, a)) for a in got],
             })
-    doc = {"generator": "tests/data/gen_nginx_vectors.py", "nginx": version,
+    doc = {"generator": "tests/data/make_nginx_vectors.py", "nginx": version,
            "key_header": "X-Key", "keys": [k.hex() for k in ks], "cases": cases}
     with open(args.out, "w") as f:
         f.write("{\n")

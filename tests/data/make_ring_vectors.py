@@ -4,7 +4,7 @@ The vectors are computed WITHOUT consistent_hash: straight from the placement re
 README, with the reference hash packages (xxhash, mmh3, hashlib) and bisect.  The tests then
 require the library to reproduce them exactly, so the mapping can never change silently.
 
-    python tests/data/make_vectors.py      # rewrites ring_vectors.json; commit the result
+    python tests/data/make_ring_vectors.py      # rewrites ring_vectors.json; commit the result
 
 Regenerating must produce an identical file: a diff here means the recipe itself changed,
 which the stability promise forbids (a new recipe is a new named scheme).
@@ -20,8 +20,8 @@ import random
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # reference_hashes.py is beside us
-from reference_hashes import H, encode_key, key_bytes  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "support"))  # model_hashes.py
+from model_hashes import H, encode_key, key_bytes  # noqa: E402
 
 
 class RecipeRing:

@@ -1,8 +1,8 @@
 """Write tests/data/twemproxy_vectors.json from a live nutcracker in front of live memcached.
 
-    python tests/data/gen_twemproxy_vectors.py     (from the repository root)
+    python tests/data/make_twemproxy_vectors.py     (from the repository root)
 
-Runs the configurations of tests/twemproxy_live.py (every hash, ketama and modula, 3, 5 and
+Runs the configurations of tests/support/live_twemproxy.py (every hash, ketama and modula, 3, 5 and
 25 servers, weights, a server removed, named servers, hash_tag, the defaults, a server
 ejected by auto_eject_hosts) through one real nutcracker process, stores every key through
 its pool, and records which memcached server holds it, found by listing each server's keys.
@@ -34,9 +34,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent.parent), str(HERE.parent)]
+sys.path[:0] = [str(HERE.parent.parent), str(HERE.parent / "support")]
 
-import twemproxy_live as live  # noqa: E402
+import live_twemproxy as live  # noqa: E402
 
 KEYS_PER_CONFIG = 60  # spread over each pool's sorted keys, so every kind is in
 
@@ -73,7 +73,7 @@ def main() -> None:
                     "keys": [ks[j].hex() for j in chosen],
                     "server": [landed[c.id][j] for j in chosen]})
     doc = {"nutcracker": text.split("nutcracker-", 1)[-1],
-           "generator": "tests/data/gen_twemproxy_vectors.py",
+           "generator": "tests/data/make_twemproxy_vectors.py",
            "note": "server: the index into servers of the memcached server holding each key "
                    "(keys hex-encoded)",
            "configs": out}

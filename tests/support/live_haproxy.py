@@ -1,4 +1,4 @@
-"""A live HAProxy for the tests and for tests/data/gen_haproxy_vectors.py (no consistent_hash
+"""A live HAProxy for the tests and for tests/data/make_haproxy_vectors.py (no consistent_hash
 here: what it returns is what HAProxy did).
 
 One haproxy process does everything: one frontend per backend under test (``balance

@@ -1,5 +1,5 @@
 """A live nginx for the nginx compatibility tests (tests/test_nginx.py) and the golden-vector
-generator (tests/data/gen_nginx_vectors.py).
+generator (tests/data/make_nginx_vectors.py).
 
 One nginx process serves everything: 25 TCP backends (``server`` blocks on free 127.0.0.1
 ports) and one unix-socket backend, each answering ``$server_addr:$server_port`` (so the reply

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
+from live_servers import require
 from ports import free_ports
-from servers import require
 
 from consistent_hash.cli._servers import stop
 

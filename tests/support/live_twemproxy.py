@@ -1,5 +1,5 @@
 """The live twemproxy run shared by tests/test_twemproxy.py and
-tests/data/gen_twemproxy_vectors.py: pool configurations, their keys, and where a real
+tests/data/make_twemproxy_vectors.py: pool configurations, their keys, and where a real
 nutcracker (in front of real memcached servers) put each key.
 
 Every configuration is one pool of one nutcracker process, all in front of the same memcached
@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
-from servers import HOST, free_ports, memcached_servers, nutcracker_pools
+from live_servers import HOST, free_ports, memcached_servers, nutcracker_pools
 
 HASHES = ("one_at_a_time", "md5", "crc16", "crc32", "crc32a", "fnv1_64", "fnv1a_64",
           "fnv1_32", "fnv1a_32", "hsieh", "murmur", "jenkins")

@@ -1,6 +1,6 @@
 """A pure-Python transcription of Envoy's ring_hash and maglev load balancers, written from
 Envoy's source and independent of consistent_hash (only the ``xxhash`` reference package):
-shared by tests/test_envoy.py and the golden-vector generator tests/data/gen_envoy_vectors.py.
+shared by tests/test_envoy.py and the golden-vector generator tests/data/make_envoy_vectors.py.
 
 Read at (envoyproxy/envoy; S = source/extensions/load_balancing_policies):
   S/ring_hash/ring_hash_lb.cc                 e7495d2690fac1d2c4041b7945959abbcb4f9eaa

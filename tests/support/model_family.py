@@ -20,8 +20,8 @@ says so and models the reference as it is; the library's answer there is a separ
 
 from __future__ import annotations
 
-from hash4j_model import GOLDEN_GAMMA as GOLDEN
-from hash4j_model import M64, mix64
+from model_hash4j import GOLDEN_GAMMA as GOLDEN
+from model_hash4j import M64, mix64
 
 M32 = 0xFFFFFFFF
 

@@ -221,7 +221,7 @@ def domain_only(v: bytes) -> bytes:
 
 
 def hashed_bytes(cfg: dict, raw: bytes) -> bytes | None:
-    """What a backend of tests/haproxy_live.py hashes of one request (None: HAProxy balances
+    """What a backend of tests/support/live_haproxy.py hashes of one request (None: HAProxy balances
     it round robin): the X-Key header, or the request target for a backend with "via"."""
     via = cfg.get("via")
     if via is None:
