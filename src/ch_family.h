@@ -59,6 +59,60 @@ CH_INLINE uint32_t ch_fam_parity32(uint32_t x) {
  * before it is read and one key's unpredictable exit costs no pipeline flush. */
 #define CH_FAM_LANES 64
 
+/* The lockstep walk of JumpBackAnchor and MementoHash, whose keys follow a chain of table
+ * rows: a lane holds a key's state s (64 bits), its bucket b (the row ROW(b) prefetched a pass
+ * earlier), the bound v it was drawn under (INT32_MAX before the first draw) and the key's
+ * index.  A pass takes every lane one read further with STEP(b, v, &nv, &live, &draw), which
+ * returns the next bucket and its bound nv, live = 0 when the key is done and draw = 1 when a
+ * bucket is to be drawn under nv; the draws, DRAW(&s, b, nv), run in a second pass over the
+ * list of the lanes that draw.  Finished lanes are dropped without a branch (the lanes are
+ * compacted) and refilled from the next keys with INIT(t, &s) (key t's state and first
+ * bucket).  out[t] holds key t's current bucket throughout and its last on exit.  INIT, STEP,
+ * DRAW and ROW are names of the caller's function-like macros (over its own tables). */
+#define CH_FAM_LANE_WALK(m, out, INIT, STEP, DRAW, ROW)                                        \
+    do {                                                                                      \
+        uint64_t ls_[CH_FAM_LANES];                                                           \
+        int32_t lb_[CH_FAM_LANES], lv_[CH_FAM_LANES];                                         \
+        size_t id_[CH_FAM_LANES];                                                             \
+        uint8_t dl_[CH_FAM_LANES];                                                            \
+        size_t next_ = 0, na_ = 0, t_, nw_, nd_, k_;                                          \
+        for (;;) {                                                                            \
+            for (; na_ < CH_FAM_LANES && next_ < (m); next_++) {                              \
+                uint64_t s_;                                                                  \
+                int32_t b_ = INIT(next_, &s_);                                                \
+                CH_PREFETCH_KEEP(ROW(b_));                                                    \
+                ls_[na_] = s_;                                                                \
+                lb_[na_] = b_;                                                                \
+                lv_[na_] = INT32_MAX;                                                         \
+                id_[na_] = next_;                                                             \
+                na_++;                                                                        \
+            }                                                                                 \
+            if (na_ == 0) break;                                                              \
+            for (t_ = 0, nw_ = 0, nd_ = 0; t_ < na_; t_++) {                                  \
+                int32_t nv_;                                                                  \
+                int live_, draw_;                                                             \
+                int32_t nb_ = STEP(lb_[t_], lv_[t_], &nv_, &live_, &draw_);                   \
+                CH_PREFETCH_KEEP(ROW(nb_));                                                   \
+                (out)[id_[t_]] = nb_;                                                         \
+                ls_[nw_] = ls_[t_];                                                           \
+                lb_[nw_] = nb_;                                                               \
+                lv_[nw_] = nv_;                                                               \
+                id_[nw_] = id_[t_];                                                           \
+                dl_[nd_] = (uint8_t)nw_;                                                      \
+                nd_ += (size_t)draw_;                                                         \
+                nw_ += (size_t)live_;                                                         \
+            }                                                                                 \
+            for (k_ = 0; k_ < nd_; k_++) {                                                    \
+                size_t l_ = dl_[k_];                                                          \
+                int32_t d_ = DRAW(&ls_[l_], lb_[l_], lv_[l_]);                                \
+                CH_PREFETCH_KEEP(ROW(d_));                                                    \
+                (out)[id_[l_]] = d_;                                                          \
+                lb_[l_] = d_;                                                                 \
+            }                                                                                 \
+            na_ = nw_;                                                                        \
+        }                                                                                     \
+    } while (0)
+
 /* JumpBackAnchor's and MementoHash's lanes win where their arrays are out of L2 (the reads are
  * cache misses that the prefetches overlap); below this many bytes of state the scalar loop is
  * faster here (measured on the project's 2-vCPU AMD EPYC: 80 KB and 40 KB arrays scalar, 400

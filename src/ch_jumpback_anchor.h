@@ -58,21 +58,26 @@ CH_INLINE int32_t ch_jba_bucket(uint64_t h, uint32_t a, const int32_t *ka) {
     return b;
 }
 
+/* One lane step of ch_jba_batch (CH_FAM_LANE_WALK): n_b >= v, follow (b + d_b: ch_jba_view)
+ * under the same bound; n_b = 0, done; else a draw under v = n_b. */
+CH_INLINE int32_t ch__jba_step(const int32_t *ka, int32_t b, int32_t v, int32_t *nv, int *live,
+                               int *draw) {
+    int32_t nb = ka[2 * b], db = ka[2 * b + 1];
+    int view = nb >= v;
+    *nv = (int32_t)ch_fam_sel32((uint32_t)view, (uint32_t)v, (uint32_t)nb);
+    *live = nb != 0;
+    *draw = !view & (nb != 0);
+    return b + (int32_t)((uint32_t)db & (0u - (uint32_t)view));
+}
+
 /* out[i] = slot_node[bucket of h[i]] (slot_node NULL: the bucket itself).  Key by key while ka
  * is small (CH_FAM_LANES_MIN_BYTES); else, after each key's walk, the rest runs in lockstep
- * lanes (CH_FAM_LANES; ch_family.h): a lane holds the key's generator state, its bucket b (the
- * row ka[2 b] prefetched a pass earlier) and the bound v it was drawn under (INT32_MAX after
- * the walk), and a pass takes every lane one read further,
- * the scalar loops' steps one at a time: n_b >= v, follow (b += d_b: ch_jba_view); n_b = 0,
- * done; else draw b = uniform(s, n_b) under v = n_b, in a second pass over a list of the lanes
- * that draw.  Finished lanes are dropped without a branch and refilled. */
+ * lanes (CH_FAM_LANE_WALK; ch_family.h): a lane's state is the key's generator, its bound
+ * INT32_MAX after the walk, and a step is the scalar loop's: n_b >= v, follow; n_b = 0, done;
+ * else draw b = uniform(s, n_b). */
 static inline void ch_jba_batch(const uint64_t *h, size_t m, uint32_t a, const int32_t *ka,
                                 const int32_t *slot_node, int32_t *out) {
-    uint64_t ls[CH_FAM_LANES];
-    int32_t lb[CH_FAM_LANES], lv[CH_FAM_LANES];
-    size_t id[CH_FAM_LANES];
-    uint8_t dl[CH_FAM_LANES];
-    size_t next = 0, na = 0, t, nw, nd, k;
+    size_t t;
     if ((size_t)a * 8 < CH_FAM_LANES_MIN_BYTES) {
         for (t = 0; t < m; t++) {
             int32_t b = ch_jba_bucket(h[t], a, ka);
@@ -80,41 +85,15 @@ static inline void ch_jba_batch(const uint64_t *h, size_t m, uint32_t a, const i
         }
         return;
     }
-    for (;;) {
-        for (; na < CH_FAM_LANES && next < m; next++) {
-            uint64_t s = h[next];
-            int32_t b = ch_jumpback_walk(&s, a);
-            CH_PREFETCH_KEEP(&ka[2 * b]);
-            ls[na] = s;
-            lb[na] = b;
-            lv[na] = INT32_MAX;
-            id[na] = next;
-            na++;
-        }
-        if (na == 0) break;
-        for (t = 0, nw = 0, nd = 0; t < na; t++) {
-            int32_t b = lb[t], v = lv[t], nb = ka[2 * b], db = ka[2 * b + 1];
-            int view = nb >= v;
-            int32_t b2 = view ? b + db : b;
-            CH_PREFETCH_KEEP(&ka[2 * b2]);
-            out[id[t]] = b2;
-            ls[nw] = ls[t];
-            lb[nw] = b2;
-            lv[nw] = view ? v : nb;
-            id[nw] = id[t];
-            dl[nd] = (uint8_t)nw;
-            nd += !view & (nb != 0);
-            nw += nb != 0;
-        }
-        for (k = 0; k < nd; k++) {
-            size_t l = dl[k];
-            int32_t b2 = (int32_t)ch_jba_uniform(&ls[l], (uint32_t)lv[l]);
-            CH_PREFETCH_KEEP(&ka[2 * b2]);
-            out[id[l]] = b2;
-            lb[l] = b2;
-        }
-        na = nw;
-    }
+#define CH__JBA_INIT(t, s) (*(s) = h[t], ch_jumpback_walk((s), a))
+#define CH__JBA_STEP(b, v, nv, live, draw) ch__jba_step(ka, (b), (v), (nv), (live), (draw))
+#define CH__JBA_DRAW(s, b, v) ((int32_t)ch_jba_uniform((s), (uint32_t)(v)))
+#define CH__JBA_ROW(b) (&ka[2 * (b)])
+    CH_FAM_LANE_WALK(m, out, CH__JBA_INIT, CH__JBA_STEP, CH__JBA_DRAW, CH__JBA_ROW);
+#undef CH__JBA_INIT
+#undef CH__JBA_STEP
+#undef CH__JBA_DRAW
+#undef CH__JBA_ROW
     if (slot_node)
         for (t = 0; t < m; t++) out[t] = slot_node[out[t]];
 }

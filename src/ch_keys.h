@@ -153,22 +153,31 @@ static inline Py_ssize_t ch_ucs_to_utf8(int kind, const void *data, Py_ssize_t n
         for (Py_ssize_t i = 0; i < n; i++) o += ch_utf8_put(s[i], out + o);
         return (Py_ssize_t)o;
     }
-    if (kind == 2) {
-        const uint16_t *s = (const uint16_t *)data;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            size_t w = ch_utf8_put(s[i], out + o);
-            if (!w) return -1;
-            o += w;
-        }
-        return (Py_ssize_t)o;
+    /* UCS-2 and UCS-4: the same loop over units of type T (a lone surrogate fails) */
+#define CH__UCS_WIDE(T)                                                                  \
+    do {                                                                                 \
+        const T *s = (const T *)data;                                                    \
+        for (Py_ssize_t i = 0; i < n; i++) {                                             \
+            size_t w = ch_utf8_put(s[i], out + o);                                       \
+            if (!w) return -1;                                                           \
+            o += w;                                                                      \
+        }                                                                                \
+        return (Py_ssize_t)o;                                                            \
+    } while (0)
+    if (kind == 2) CH__UCS_WIDE(uint16_t);
+    CH__UCS_WIDE(uint32_t);
+#undef CH__UCS_WIDE
+}
+
+/* The object loops read each item's header a few items after asking for it: the first two
+ * cache lines of items[i + CH__AHEAD] are prefetched while item i is hashed. */
+enum { CH__AHEAD = 16 };
+CH_INLINE void ch__prefetch_item(PyObject *const *items, Py_ssize_t i, Py_ssize_t n) {
+    if (i + CH__AHEAD < n) {
+        const char *ahead = (const char *)items[i + CH__AHEAD];
+        CH_PREFETCH(ahead);
+        CH_PREFETCH(ahead + 64);
     }
-    const uint32_t *s = (const uint32_t *)data;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        size_t w = ch_utf8_put(s[i], out + o);
-        if (!w) return -1;
-        o += w;
-    }
-    return (Py_ssize_t)o;
 }
 
 /* Hash items[start .. n) into out[start .. n) until an item needs the caller; returns the
@@ -176,13 +185,8 @@ static inline Py_ssize_t ch_ucs_to_utf8(int kind, const void *data, Py_ssize_t n
 CH_INLINE Py_ssize_t ch__objects(ch_hfn H, PyObject *const *items, Py_ssize_t start,
                                  Py_ssize_t n, uint64_t seed, uint64_t *out, uint8_t *scratch,
                                  Py_ssize_t scratch_len) {
-    const Py_ssize_t PF = 16;
     for (Py_ssize_t i = start; i < n; i++) {
-        if (i + PF < n) {
-            const char *ahead = (const char *)items[i + PF];
-            CH_PREFETCH(ahead);
-            CH_PREFETCH(ahead + 64);
-        }
+        ch__prefetch_item(items, i, n);
         PyObject *o = items[i];
         PyTypeObject *t = Py_TYPE(o);
         if (CH_LIKELY(t == &PyUnicode_Type) || PyUnicode_Check(o)) {
@@ -240,7 +244,7 @@ static inline uint64_t ch__xxh3_17to32(const uint8_t *p, size_t len, uint64_t se
 CH_INLINE Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
                                       uint64_t seed, uint64_t *out, uint8_t *scratch,
                                       Py_ssize_t scratch_len) {
-    enum { G = 128, PF = 16 };
+    enum { G = 128 };
     const uint8_t *ptr[G];
     uint32_t len[G];
     uint8_t la[G], lb[G], lc[G];  /* 9-16, 17-32, the rest */
@@ -249,11 +253,7 @@ CH_INLINE Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, 
         size_t na = 0, nb = 0, nc = 0;
         Py_ssize_t i = s0;
         for (; i < e; i++) {
-            if (i + PF < n) {
-                const char *ahead = (const char *)items[i + PF];
-                CH_PREFETCH(ahead);
-                CH_PREFETCH(ahead + 64);
-            }
+            ch__prefetch_item(items, i, n);
             PyObject *o = items[i];
             PyTypeObject *t = Py_TYPE(o);
             const uint8_t *p;

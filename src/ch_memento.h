@@ -68,21 +68,26 @@ static inline void ch__memento_group(const uint64_t *h, const int32_t *R,
     for (k = 0; k < CH_MEMENTO_GROUP; k++) out[k] = slot_node[b[k]];
 }
 
+/* One lane step of ch_memento_fix (CH_FAM_LANE_WALK): R[b] < 0, b works (done); R[b] >= r,
+ * follow it (b = R[b]) under the same bound; else a draw in [0, R[b]) under r = R[b]. */
+CH_INLINE int32_t ch__memento_step(const int32_t *R, int32_t b, int32_t r, int32_t *nr,
+                                   int *live, int *draw) {
+    int32_t x = R[b];
+    uint32_t chain = x >= r;
+    *nr = (int32_t)ch_fam_sel32(chain, (uint32_t)r, (uint32_t)x);
+    *live = x >= 0;
+    *draw = !chain & (x >= 0);
+    return (int32_t)ch_fam_sel32(chain, (uint32_t)x, (uint32_t)b);
+}
+
 /* out[j] holds jump(h[j], n) on entry; on exit the node index of the working bucket.  Four
  * keys at a time while R (n entries) is small (CH_FAM_LANES_MIN_BYTES); else in lockstep lanes
- * (CH_FAM_LANES): a lane holds a key's bucket b (its row R[b] prefetched a pass earlier) and
- * the bound r it was drawn under (INT32_MAX before the first read), and a pass takes every
- * lane one read further, the scalar loop's steps one at a time: R[b] < 0, b works
- * (done); R[b] >= r, follow it (b = R[b]); else draw b in [0, R[b]) under r = R[b], in a
- * second pass over a list of the lanes that draw.  Finished lanes are dropped without a branch
- * and refilled with the next keys. */
+ * (CH_FAM_LANE_WALK; ch_family.h): a lane's state is its key's hash, its first bucket the
+ * jump bucket, and a step is the scalar loop's: R[b] < 0, done; R[b] >= r, follow it; else
+ * draw b in [0, R[b]). */
 static inline void ch_memento_fix(const uint64_t *h, size_t m, size_t n, const int32_t *R,
                                   const int32_t *slot_node, int32_t *out) {
-    uint64_t lh[CH_FAM_LANES];
-    int32_t lb[CH_FAM_LANES], lr[CH_FAM_LANES];
-    size_t id[CH_FAM_LANES];
-    uint8_t dl[CH_FAM_LANES];
-    size_t next = 0, na = 0, t, nw, nd, k;
+    size_t t;
     if (n * 4 < CH_FAM_LANES_MIN_BYTES) {
         for (t = 0; t + CH_MEMENTO_GROUP <= m; t += CH_MEMENTO_GROUP)
             ch__memento_group(h + t, R, slot_node, out + t);
@@ -93,41 +98,17 @@ static inline void ch_memento_fix(const uint64_t *h, size_t m, size_t n, const i
         }
         return;
     }
-    for (;;) {
-        for (; na < CH_FAM_LANES && next < m; next++) {
-            int32_t b = out[next];
-            CH_PREFETCH_KEEP(&R[b]);
-            lh[na] = h[next];
-            lb[na] = b;
-            lr[na] = INT32_MAX;
-            id[na] = next;
-            na++;
-        }
-        if (na == 0) break;
-        for (t = 0, nw = 0, nd = 0; t < na; t++) {
-            int32_t b = lb[t], r = lr[t], x = R[b];
-            int chain = x >= r;
-            int32_t nb = chain ? x : b;
-            CH_PREFETCH_KEEP(&R[nb]);
-            out[id[t]] = nb;
-            lh[nw] = lh[t];
-            lb[nw] = nb;
-            lr[nw] = chain ? r : x;
-            id[nw] = id[t];
-            dl[nd] = (uint8_t)nw;
-            nd += !chain & (x >= 0);
-            nw += x >= 0;
-        }
-        for (k = 0; k < nd; k++) {
-            size_t l = dl[k];
-            uint64_t u = ch_mix64(lh[l] + (uint64_t)(lb[l] + 1) * CH_GOLDEN);
-            int32_t d = (int32_t)ch_mulhi(u, (uint64_t)lr[l]);
-            CH_PREFETCH_KEEP(&R[d]);
-            out[id[l]] = d;
-            lb[l] = d;
-        }
-        na = nw;
-    }
+#define CH__MEMENTO_INIT(t, s) (*(s) = h[t], out[t])
+#define CH__MEMENTO_STEP(b, r, nr, live, draw) ch__memento_step(R, (b), (r), (nr), (live), (draw))
+#define CH__MEMENTO_DRAW(s, b, r) \
+    ((int32_t)ch_mulhi(ch_mix64(*(s) + (uint64_t)((b) + 1) * CH_GOLDEN), (uint64_t)(r)))
+#define CH__MEMENTO_ROW(b) (&R[b])
+    CH_FAM_LANE_WALK(m, out, CH__MEMENTO_INIT, CH__MEMENTO_STEP, CH__MEMENTO_DRAW,
+                     CH__MEMENTO_ROW);
+#undef CH__MEMENTO_INIT
+#undef CH__MEMENTO_STEP
+#undef CH__MEMENTO_DRAW
+#undef CH__MEMENTO_ROW
     for (t = 0; t < m; t++) out[t] = slot_node[out[t]];
 }
 
