@@ -169,24 +169,18 @@ static inline Py_ssize_t ch_ucs_to_utf8(int kind, const void *data, Py_ssize_t n
 #undef CH__UCS_WIDE
 }
 
-/* The object loops read each item's header a few items after asking for it: the first two
- * cache lines of items[i + CH__AHEAD] are prefetched while item i is hashed. */
-enum { CH__AHEAD = 16 };
-CH_INLINE void ch__prefetch_item(PyObject *const *items, Py_ssize_t i, Py_ssize_t n) {
-    if (i + CH__AHEAD < n) {
-        const char *ahead = (const char *)items[i + CH__AHEAD];
-        CH_PREFETCH(ahead);
-        CH_PREFETCH(ahead + 64);
-    }
-}
-
 /* Hash items[start .. n) into out[start .. n) until an item needs the caller; returns the
  * index of that item, or n when all are done.  scratch holds CH_SCRATCH bytes. */
 CH_INLINE Py_ssize_t ch__objects(ch_hfn H, PyObject *const *items, Py_ssize_t start,
                                  Py_ssize_t n, uint64_t seed, uint64_t *out, uint8_t *scratch,
                                  Py_ssize_t scratch_len) {
+    const Py_ssize_t PF = 16;
     for (Py_ssize_t i = start; i < n; i++) {
-        ch__prefetch_item(items, i, n);
+        if (i + PF < n) {
+            const char *ahead = (const char *)items[i + PF];
+            CH_PREFETCH(ahead);
+            CH_PREFETCH(ahead + 64);
+        }
         PyObject *o = items[i];
         PyTypeObject *t = Py_TYPE(o);
         if (CH_LIKELY(t == &PyUnicode_Type) || PyUnicode_Check(o)) {
@@ -244,7 +238,7 @@ static inline uint64_t ch__xxh3_17to32(const uint8_t *p, size_t len, uint64_t se
 CH_INLINE Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
                                       uint64_t seed, uint64_t *out, uint8_t *scratch,
                                       Py_ssize_t scratch_len) {
-    enum { G = 128 };
+    enum { G = 128, PF = 16 };
     const uint8_t *ptr[G];
     uint32_t len[G];
     uint8_t la[G], lb[G], lc[G];  /* 9-16, 17-32, the rest */
@@ -253,7 +247,11 @@ CH_INLINE Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, 
         size_t na = 0, nb = 0, nc = 0;
         Py_ssize_t i = s0;
         for (; i < e; i++) {
-            ch__prefetch_item(items, i, n);
+            if (i + PF < n) {
+                const char *ahead = (const char *)items[i + PF];
+                CH_PREFETCH(ahead);
+                CH_PREFETCH(ahead + 64);
+            }
             PyObject *o = items[i];
             PyTypeObject *t = Py_TYPE(o);
             const uint8_t *p;
