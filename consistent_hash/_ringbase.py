@@ -271,10 +271,15 @@ class RingRouter(RingLayout, HashedRouter):
     def _inserted(self, core: _Ring, name: str, weight: Any) -> tuple[_Ring, int]:
         """(core with node ``name`` inserted, its index): the node's points merged in, the
         owners from its index on renumbered."""
-        r = len(core.nodes) if self.ordered else bisect.bisect_left(core.nodes, name)
+        r = self._slot(core.nodes, name)
         return ring_with(core, name, r, np.sort(self._node_points(name, weight))), r
 
+    def _slot(self, names: tuple[str, ...], name: str) -> int:
+        """Where a new node goes among names: last if ordered, else in name order."""
+        return len(names) if self.ordered else bisect.bisect_left(names, name)
+
     def _index(self, names: tuple[str, ...], node: str) -> int:
+        """The index of a present node among names."""
         return names.index(node) if self.ordered else bisect.bisect_left(names, node)
 
     def _same_points(self, node: str, old: Any, new: Any) -> bool:
@@ -299,7 +304,7 @@ class RingRouter(RingLayout, HashedRouter):
                 names = new.nodes
             else:
                 names = tuple(weights)
-                r = len(names) if self.ordered else bisect.bisect_left(names, name)
+                r = self._slot(names, name)
                 names = names[:r] + (name,) + names[r:]
             ws = list(weights.values())  # in the order of names (every snapshot's weights are)
             ws.insert(r, w)

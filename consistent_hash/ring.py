@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
-from consistent_hash._core import EmptyRingError, _Hasher, _Ring, label_ring, ring_add
+from consistent_hash._core import EmptyRingError, _Ring, label_ring, ring_add
 from consistent_hash._ringbase import RingRouter, arc_shares
 from consistent_hash._router import weights_repr
 from consistent_hash._validate import (
@@ -103,12 +103,6 @@ class HashRing(RingRouter):
         name = check_node(node).encode("utf-8")
         count = vnode_count(self._vnodes, check_weight(weight))
         return self.hash_labels([name + b"#%d" % i for i in range(count)])
-
-    def _build(self, names: tuple[str, ...], weights: Mapping[str, Any], hasher: _Hasher
-               ) -> _Ring:
-        counts = self._counts(names, weights)
-        self._check_total(counts)
-        return label_ring(hasher, names, counts)
 
     def _inserted(self, core: _Ring, name: str, weight: Any) -> tuple[_Ring, int]:
         return ring_add(core, name, self._node_count(core, name, weight))

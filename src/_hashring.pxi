@@ -478,7 +478,7 @@ cdef _Ring _ring_with(_Ring core, str name, Py_ssize_t r, const uint64_t *pb, Py
 
 
 cdef tuple _inserted(_Ring core, const uint64_t *pb, Py_ssize_t nb, int32_t r):
-    """(padded, owners, prefix or None, route or None) of core with owner r's sorted
+    """(padded, owners, prefix or None, route) of core with owner r's sorted
     positions pb inserted (ch_ring_insert); route for len(core.nodes) + 1 nodes
     and the prefix index (shifted from core's when its size stays) come from the same pass."""
     cdef Py_ssize_t na = core.n, v = na + nb
@@ -496,7 +496,7 @@ cdef tuple _inserted(_Ring core, const uint64_t *pb, Py_ssize_t nb, int32_t r):
 
 
 cdef tuple _removed(_Ring core, int32_t r):
-    """(padded, owners, prefix or None, route or None) of core without owner r
+    """(padded, owners, prefix or None, route) of core without owner r
     (ch_ring_remove); route for len(core.nodes) - 1 nodes."""
     cdef Py_ssize_t n = core.n, o
     padded = _np_empty(n + CH_PAD, _U64)

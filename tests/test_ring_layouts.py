@@ -190,3 +190,7 @@ def test_a_modula_pool_with_a_server_down_or_ejected_owns_the_rest() -> None:
         got = p.ownership()
         assert got["10.0.0.2:11211"] == 0.0
         assert {n: got[n] for n in rest.nodes} == want
+    gone = pool.copy()
+    for node in gone.nodes:
+        gone.mark_down(node)
+    assert gone.ownership() == dict.fromkeys(pool.nodes, 0.0)

@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
-from consistent_hash._core import POINTS_DIGEST, _Hasher, _Modula, compat_points
+from consistent_hash._core import POINTS_DIGEST, _Hasher, _Modula, _Remap, compat_points
 from consistent_hash._hashes import compat_hasher
 from consistent_hash._ringbase import build_ring, ring_ownership
 from consistent_hash._router import Router
@@ -388,16 +388,23 @@ class TwemproxyPool(Router):
         servers in the distribution; an ejected or down one receives 0).  ketama: the
         continuum's arcs; modula: the hashes h with ``h % len(table)`` at each of the node's
         entries, counted exactly."""
+        core = self._core
         if self._dist == "ketama":
-            return ring_ownership(self._core)
-        down = self._core.down
-        pool = self._without(self._layout_core(), down) if down else self
-        table = pool._core.table
-        size = len(table)
-        hits = dict.fromkeys(self.nodes, 0)
-        for e, o in enumerate(table.tolist()):
-            hits[pool.nodes[o]] += ((1 << 32) - 1 - e) // size + 1  # h < 2**32, h % size == e
-        return {n: c / (1 << 32) for n, c in hits.items()}
+            return ring_ownership(core)
+        shares = dict.fromkeys(self.nodes, 0.0)
+        if len(core.down) == len(self.nodes):
+            return shares  # every server down: no hash is routed
+        if isinstance(core, _Remap):  # servers marked down: the table built without them
+            core = core.inner
+        table = core.table
+        if len(table):
+            # 2**32 = q * size + r: entries below r are hit by q + 1 hashes, the others by q
+            q, r = divmod(1 << 32, len(table))
+            n = len(core.nodes)
+            hits = np.bincount(table, minlength=n) * q + np.bincount(table[:r], minlength=n)
+            for name, c in zip(core.nodes, hits.tolist(), strict=True):
+                shares[name] = c / (1 << 32)
+        return shares
 
     @property
     def table(self) -> npt.NDArray[np.int32] | None:
