@@ -79,11 +79,8 @@ static const char ch__digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-CH_INLINE size_t ch_u64_dec(uint64_t v, uint8_t *out) {
-    if (v < 10) {
-        out[0] = (uint8_t)('0' + v);
-        return 1;
-    }
+/* The number of decimal digits of v >= 10. */
+CH_INLINE size_t ch__dec_len(uint64_t v) {
 #if defined(__GNUC__) || defined(__clang__)
     const int lg = 63 - __builtin_clzll(v);  /* floor(log2 v) */
 #else
@@ -91,7 +88,15 @@ CH_INLINE size_t ch_u64_dec(uint64_t v, uint8_t *out) {
     for (uint64_t t = v; t >>= 1;) lg++;
 #endif
     const int d = (lg + 1) * 1233 >> 12;  /* floor(log10 2^(lg + 1)) */
-    const size_t n = (size_t)d + 1 - (size_t)(v < ch__pow10[d]);
+    return (size_t)d + 1 - (size_t)(v < ch__pow10[d]);
+}
+
+CH_INLINE size_t ch_u64_dec(uint64_t v, uint8_t *out) {
+    if (v < 10) {
+        out[0] = (uint8_t)('0' + v);
+        return 1;
+    }
+    const size_t n = ch__dec_len(v);
     if (v < 100000000u) {  /* up to 8 digits: four pairs at once, the leading zeros dropped */
         const uint32_t x = (uint32_t)v, hi = x / 10000, lo = x % 10000;
         uint8_t t[16];
@@ -123,6 +128,105 @@ CH_INLINE size_t ch_i64_dec(int64_t v, uint8_t *out) {
         return 1 + ch_u64_dec((uint64_t)0 - (uint64_t)v, out + 1);
     }
     return ch_u64_dec((uint64_t)v, out);
+}
+
+/* XXH3-64 of an integer key's ASCII decimal (the bytes ch_i64_dec / ch_u64_dec write), with
+ * the string kept in registers: the digits are made eight at a time as one word and the
+ * short-input paths of XXH3 read their words from it, where writing the digits and reading
+ * them back as words costs a store-forwarding stall per key.  Keys of 17 characters or more
+ * take the bytes.
+ *
+ * ch__dec8_word(x), x < 10^8: the eight-digit decimal of x (leading zeros kept) as the
+ * little-endian word of the string, on any machine (byte i at bits 8i, as ch__rd64 reads
+ * it).  Lanes of four digits, then of two, then one, each split by a multiply and shift that
+ * is exact in its range and never carries into the next lane: x * 10486 >> 20 is x / 100
+ * for x < 10^4 (error below 0.003), x * 103 >> 10 is x / 10 for x < 100 (below 0.06). */
+CH_INLINE uint64_t ch__dec8_word(uint32_t x) {
+    uint64_t t = (uint64_t)(x / 10000) | ((uint64_t)(x % 10000) << 32);
+    uint64_t d = ((t * 10486) >> 20) & 0x0000007F0000007Full;
+    t = d | ((t - d * 100) << 16);
+    d = ((t * 103) >> 10) & 0x000F000F000F000Full;
+    t = d | ((t - d * 10) << 8);
+    return t + 0x3030303030303030ull;
+}
+
+/* XXH3-64 (default secret, seed) of the len (1 <= len <= 16) bytes whose little-endian words
+ * are w0 (bytes 0-7) and w1 (bytes 8-15): ch__xxh3_0to16 with its loads taken from them. */
+CH_INLINE uint64_t ch__xxh3_words(uint64_t w0, uint64_t w1, size_t len, uint64_t seed) {
+    const uint8_t *const s = ch__xxh3_secret;
+    if (len > 8) {
+        const uint64_t flip_lo = (ch__rd64(s + 24) ^ ch__rd64(s + 32)) + seed;
+        const uint64_t flip_hi = (ch__rd64(s + 40) ^ ch__rd64(s + 48)) - seed;
+        /* bytes len - 8 .. len: a shift of 8 * (len - 8) in 8 .. 64, taken in two steps */
+        const unsigned sh = (unsigned)(8 * (len - 8));
+        const uint64_t last = len == 16 ? w1 : ((w0 >> (sh - 1)) >> 1) | (w1 << (64 - sh));
+        const uint64_t lo = w0 ^ flip_lo, hi = last ^ flip_hi;
+        const uint64_t acc = (uint64_t)len + ch__bswap64(lo) + hi + ch__mul128_fold64(lo, hi);
+        return ch__xxh3_avalanche(acc);
+    }
+    if (len >= 4) {
+        const uint64_t sd = seed ^ ((uint64_t)ch__bswap32((uint32_t)seed) << 32);
+        const uint64_t first = (uint32_t)w0, last = (uint32_t)(w0 >> (8 * (len - 4)));
+        const uint64_t flip = (ch__rd64(s + 8) ^ ch__rd64(s + 16)) - sd;
+        return ch__xxh3_rrmxmx((last | (first << 32)) ^ flip, (uint64_t)len);
+    }
+    const uint32_t c1 = (uint32_t)(w0 & 0xFF), c2 = (uint32_t)((w0 >> (8 * (len >> 1))) & 0xFF),
+                   c3 = (uint32_t)((w0 >> (8 * (len - 1))) & 0xFF);
+    const uint32_t combined = c3 | ((uint32_t)len << 8) | (c1 << 16) | (c2 << 24);
+    const uint64_t flip = (uint64_t)(ch__rd32(s) ^ ch__rd32(s + 4)) + seed;
+    return ch__xxh64_avalanche((uint64_t)combined ^ flip);
+}
+
+/* XXH3-64 of the decimal of u, with a '-' before it when neg. */
+CH_INLINE uint64_t ch__xxh3_dec(uint64_t u, int neg, uint64_t seed) {
+    if (CH_UNLIKELY(u >= 10000000000000000ull || (neg && u >= 1000000000000000ull))) {
+        uint8_t b[24];
+        size_t n = 0;
+        if (neg) b[n++] = '-';
+        n += ch_u64_dec(u, b + n);
+        return ch_xxh3_64(b, n, seed);
+    }
+    uint64_t w0, w1 = 0;
+    size_t n = u < 10 ? 1 : ch__dec_len(u);
+    if (n <= 8) {
+        w0 = ch__dec8_word((uint32_t)u) >> (8 * (8 - n));
+    } else {
+        const uint64_t wa = ch__dec8_word((uint32_t)(u / 100000000u)) >> (8 * (16 - n));
+        const uint64_t wb = ch__dec8_word((uint32_t)(u % 100000000u));
+        const unsigned sh = (unsigned)(8 * (n - 8));  /* wa's bytes, 8 .. 64 bits */
+        w0 = n == 16 ? wa : wa | (wb << sh);
+        w1 = n == 16 ? wb : wb >> (64 - sh);
+    }
+    if (neg) {
+        w1 = (w1 << 8) | (w0 >> 56);
+        w0 = (w0 << 8) | (uint64_t)'-';
+        n++;
+    }
+    return ch__xxh3_words(w0, w1, n, seed);
+}
+
+CH_INLINE uint64_t ch_xxh3_i64_dec(int64_t v, uint64_t seed) {
+    return v < 0 ? ch__xxh3_dec((uint64_t)0 - (uint64_t)v, 1, seed) : ch__xxh3_dec((uint64_t)v, 0, seed);
+}
+
+/* The value of an exact int that fits a long long: 0 when it does not.  A compact int (one
+ * digit) is read from its header, without PyLong_AsLongLongAndOverflow's call. */
+static inline int ch_small_int(PyObject *o, long long *v) {
+#if !defined(PYPY_VERSION) && PY_VERSION_HEX >= 0x030C0000
+    if (CH_LIKELY(PyUnstable_Long_IsCompact((PyLongObject *)o))) {
+        *v = (long long)PyUnstable_Long_CompactValue((PyLongObject *)o);
+        return 1;
+    }
+#elif !defined(PYPY_VERSION)
+    const Py_ssize_t size = Py_SIZE(o);
+    if (CH_LIKELY(size >= -1 && size <= 1)) {
+        *v = (long long)size * (long long)((PyLongObject *)o)->ob_digit[0];
+        return 1;
+    }
+#endif
+    int overflow = 0;
+    *v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    return !overflow;
 }
 
 /* UTF-8 of one code point; returns 0 for a surrogate or a value past U+10FFFF. */
@@ -200,9 +304,12 @@ CH_INLINE Py_ssize_t ch__objects(ch_hfn H, PyObject *const *items, Py_ssize_t st
         } else if (t == &PyBytes_Type || PyBytes_Check(o)) {
             out[i] = H((const uint8_t *)PyBytes_AS_STRING(o), (size_t)PyBytes_GET_SIZE(o), seed);
         } else if (t == &PyLong_Type) {
-            int overflow = 0;
-            long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-            if (overflow) return i;
+            long long v;
+            if (!ch_small_int(o, &v)) return i;
+            if (H == ch_h_xxh3) {
+                out[i] = ch_xxh3_i64_dec((int64_t)v, seed);
+                continue;
+            }
             size_t m = ch_i64_dec((int64_t)v, scratch);
             out[i] = H(scratch, m, seed);
         } else if (PyByteArray_Check(o)) {
@@ -320,9 +427,12 @@ static inline int ch_hash_key1(PyObject *o, int hid, uint64_t seed, uint64_t *h)
         p = (const uint8_t *)PyBytes_AS_STRING(o);
         len = (size_t)PyBytes_GET_SIZE(o);
     } else if (t == &PyLong_Type) {
-        int overflow = 0;
-        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow) return 0;
+        long long v;
+        if (!ch_small_int(o, &v)) return 0;
+        if (hid == CH_XXH3) {
+            *h = ch_xxh3_i64_dec((int64_t)v, seed);
+            return 1;
+        }
         p = b;
         len = ch_i64_dec((int64_t)v, b);
     } else {
@@ -599,6 +709,10 @@ static inline void ch_hash_fixed_bytes(const uint8_t *data, Py_ssize_t w, Py_ssi
 CH_INLINE int ch__i64(ch_hfn H, const int64_t *v, Py_ssize_t m, uint64_t seed, uint64_t *out) {
     uint8_t b[128];  /* 21 bytes are used; the size keeps gcc from warning about the
                         * inlined long-key paths of the hashes, which never run here */
+    if (H == ch_h_xxh3) {
+        for (Py_ssize_t i = 0; i < m; i++) out[i] = ch_xxh3_i64_dec(v[i], seed);
+        return 0;
+    }
     for (Py_ssize_t i = 0; i < m; i++) out[i] = H(b, ch_i64_dec(v[i], b), seed);
     return 0;
 }
@@ -606,6 +720,10 @@ CH_INLINE int ch__i64(ch_hfn H, const int64_t *v, Py_ssize_t m, uint64_t seed, u
 CH_INLINE int ch__u64(ch_hfn H, const uint64_t *v, Py_ssize_t m, uint64_t seed, uint64_t *out) {
     uint8_t b[128];  /* 21 bytes are used; the size keeps gcc from warning about the
                         * inlined long-key paths of the hashes, which never run here */
+    if (H == ch_h_xxh3) {
+        for (Py_ssize_t i = 0; i < m; i++) out[i] = ch__xxh3_dec(v[i], 0, seed);
+        return 0;
+    }
     for (Py_ssize_t i = 0; i < m; i++) out[i] = H(b, ch_u64_dec(v[i], b), seed);
     return 0;
 }

@@ -382,3 +382,35 @@ def test_the_environment_variable(value: str | None, want: str) -> None:
     assert words[0] == want, out.stdout
     if len(os.sched_getaffinity(0)) >= 2:  # on: the worker's mask differs from the caller's
         assert int(words[1]) == (2 if want == "True" else 1), out.stdout
+
+
+def _int_keys() -> list[int]:
+    """Integers of every decimal length (1 to 20 characters with the sign), both signs, and the
+    edges of each path: 8 and 16 digits (one and two words), the 17-character fallback,
+    compact (one-digit) ints and the int64 / uint64 limits."""
+    rng = np.random.default_rng(21)
+    keys = [0, 1, -1, 9, -9, 10, -10, 2**30 - 1, 2**30, -(2**30), -(2**30) - 1,
+            2**63 - 1, -(2**63), 2**63, 2**64 - 1]
+    for d in range(1, 21):
+        lo, hi = 10 ** (d - 1), 10**d
+        keys += [lo, lo - 1, hi - 1, -lo, -(hi - 1), -(lo - 1)]
+        draws = [int(x) for x in rng.integers(lo, min(hi, 2**64 - 1), size=60, dtype=np.uint64)]
+        keys += draws + [-x for x in draws]
+    return sorted({k for k in keys if -(2**63) <= k < 2**64})
+
+
+@pytest.mark.parametrize("seed", [0, 777, 2**64 - 1])
+def test_int_keys_hash_as_their_decimal_on_every_path(seed: int) -> None:
+    """get(int), a list of ints, NumPy int64 and uint64 arrays: the XXH3 of str(key), which
+    the digits-in-registers path computes without writing the string (xxhash is the judge)."""
+    keys = _int_keys()
+    ring = HashRing([f"node-{i}" for i in range(37)], seed=seed)
+    want = {k: ring.nodes[i] for k, i in zip(
+        keys, ring.lookup(np.array([xxhash.xxh3_64_intdigest(str(k).encode(), seed)
+                                    for k in keys], dtype=np.uint64)), strict=True)}
+    assert [ring.get(k) for k in keys] == [want[k] for k in keys]
+    assert list(ring.get_many(keys)) == [want[k] for k in keys]
+    signed = [k for k in keys if k < 2**63]
+    assert list(ring.get_many(np.array(signed, dtype=np.int64))) == [want[k] for k in signed]
+    unsigned = [k for k in keys if k >= 0]
+    assert list(ring.get_many(np.array(unsigned, dtype=np.uint64))) == [want[k] for k in unsigned]
