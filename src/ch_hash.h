@@ -328,35 +328,42 @@ CH_INLINE uint64_t ch__xxh3_rrmxmx(uint64_t h, uint64_t len)
     return h;
 }
 
+/* The short-input paths of XXH3-64 (default secret, seed used directly), from the words they
+ * read: lo / hi the first and last 8 bytes of 9..16; first / last the first and last 4 bytes
+ * of 4..8; c1, c2, c3 the bytes p[0], p[len / 2], p[len - 1] of 1..3.  ch__xxh3_0to16 loads
+ * them from memory; the integer keys of ch_keys.h build them in registers. */
+CH_INLINE uint64_t ch__xxh3_9to16w(uint64_t lo, uint64_t hi, size_t len, uint64_t seed)
+{
+    const uint8_t *const s = ch__xxh3_secret;
+    lo ^= (ch__rd64(s + 24) ^ ch__rd64(s + 32)) + seed;
+    hi ^= (ch__rd64(s + 40) ^ ch__rd64(s + 48)) - seed;
+    return ch__xxh3_avalanche((uint64_t)len + ch__bswap64(lo) + hi + ch__mul128_fold64(lo, hi));
+}
+
+CH_INLINE uint64_t ch__xxh3_4to8w(uint64_t first, uint64_t last, size_t len, uint64_t seed)
+{
+    const uint8_t *const s = ch__xxh3_secret;
+    const uint64_t sd = seed ^ ((uint64_t)ch__bswap32((uint32_t)seed) << 32);
+    const uint64_t flip = (ch__rd64(s + 8) ^ ch__rd64(s + 16)) - sd;
+    return ch__xxh3_rrmxmx((last | (first << 32)) ^ flip, (uint64_t)len);
+}
+
+CH_INLINE uint64_t ch__xxh3_1to3w(uint32_t c1, uint32_t c2, uint32_t c3, size_t len,
+                                  uint64_t seed)
+{
+    const uint8_t *const s = ch__xxh3_secret;
+    const uint32_t combined = c3 | ((uint32_t)len << 8) | (c1 << 16) | (c2 << 24);
+    const uint64_t flip = (uint64_t)(ch__rd32(s) ^ ch__rd32(s + 4)) + seed;
+    return ch__xxh64_avalanche((uint64_t)combined ^ flip);
+}
+
 /* len in [0, 16]; the seed is used directly (default secret). */
 CH_INLINE uint64_t ch__xxh3_0to16(const uint8_t *p, size_t len, uint64_t seed)
 {
+    if (CH_LIKELY(len > 8)) return ch__xxh3_9to16w(ch__rd64(p), ch__rd64(p + len - 8), len, seed);
+    if (CH_LIKELY(len >= 4)) return ch__xxh3_4to8w(ch__rd32(p), ch__rd32(p + len - 4), len, seed);
+    if (len > 0) return ch__xxh3_1to3w(p[0], p[len >> 1], p[len - 1], len, seed);
     const uint8_t *const s = ch__xxh3_secret;
-    if (CH_LIKELY(len > 8)) {
-        uint64_t flip_lo = (ch__rd64(s + 24) ^ ch__rd64(s + 32)) + seed;
-        uint64_t flip_hi = (ch__rd64(s + 40) ^ ch__rd64(s + 48)) - seed;
-        uint64_t lo = ch__rd64(p) ^ flip_lo;
-        uint64_t hi = ch__rd64(p + len - 8) ^ flip_hi;
-        uint64_t acc = (uint64_t)len + ch__bswap64(lo) + hi +
-                       ch__mul128_fold64(lo, hi);
-        return ch__xxh3_avalanche(acc);
-    }
-    if (CH_LIKELY(len >= 4)) {
-        uint64_t sd = seed ^ ((uint64_t)ch__bswap32((uint32_t)seed) << 32);
-        uint64_t first = ch__rd32(p);
-        uint64_t last = ch__rd32(p + len - 4);
-        uint64_t flip = (ch__rd64(s + 8) ^ ch__rd64(s + 16)) - sd;
-        uint64_t v = (last | (first << 32)) ^ flip;
-        return ch__xxh3_rrmxmx(v, (uint64_t)len);
-    }
-    if (len > 0) {
-        uint32_t combined = ((uint32_t)p[len - 1]) |
-                            ((uint32_t)len << 8) |
-                            ((uint32_t)p[0] << 16) |
-                            ((uint32_t)p[len >> 1] << 24);
-        uint64_t flip = (uint64_t)(ch__rd32(s) ^ ch__rd32(s + 4)) + seed;
-        return ch__xxh64_avalanche((uint64_t)combined ^ flip);
-    }
     return ch__xxh64_avalanche(seed ^ ch__rd64(s + 56) ^ ch__rd64(s + 64));
 }
 

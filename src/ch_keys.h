@@ -151,30 +151,18 @@ CH_INLINE uint64_t ch__dec8_word(uint32_t x) {
 }
 
 /* XXH3-64 (default secret, seed) of the len (1 <= len <= 16) bytes whose little-endian words
- * are w0 (bytes 0-7) and w1 (bytes 8-15): ch__xxh3_0to16 with its loads taken from them. */
+ * are w0 (bytes 0-7) and w1 (bytes 8-15): ch__xxh3_0to16's paths with their words taken from
+ * these instead of memory. */
 CH_INLINE uint64_t ch__xxh3_words(uint64_t w0, uint64_t w1, size_t len, uint64_t seed) {
-    const uint8_t *const s = ch__xxh3_secret;
     if (len > 8) {
-        const uint64_t flip_lo = (ch__rd64(s + 24) ^ ch__rd64(s + 32)) + seed;
-        const uint64_t flip_hi = (ch__rd64(s + 40) ^ ch__rd64(s + 48)) - seed;
         /* bytes len - 8 .. len: a shift of 8 * (len - 8) in 8 .. 64, taken in two steps */
         const unsigned sh = (unsigned)(8 * (len - 8));
         const uint64_t last = len == 16 ? w1 : ((w0 >> (sh - 1)) >> 1) | (w1 << (64 - sh));
-        const uint64_t lo = w0 ^ flip_lo, hi = last ^ flip_hi;
-        const uint64_t acc = (uint64_t)len + ch__bswap64(lo) + hi + ch__mul128_fold64(lo, hi);
-        return ch__xxh3_avalanche(acc);
+        return ch__xxh3_9to16w(w0, last, len, seed);
     }
-    if (len >= 4) {
-        const uint64_t sd = seed ^ ((uint64_t)ch__bswap32((uint32_t)seed) << 32);
-        const uint64_t first = (uint32_t)w0, last = (uint32_t)(w0 >> (8 * (len - 4)));
-        const uint64_t flip = (ch__rd64(s + 8) ^ ch__rd64(s + 16)) - sd;
-        return ch__xxh3_rrmxmx((last | (first << 32)) ^ flip, (uint64_t)len);
-    }
-    const uint32_t c1 = (uint32_t)(w0 & 0xFF), c2 = (uint32_t)((w0 >> (8 * (len >> 1))) & 0xFF),
-                   c3 = (uint32_t)((w0 >> (8 * (len - 1))) & 0xFF);
-    const uint32_t combined = c3 | ((uint32_t)len << 8) | (c1 << 16) | (c2 << 24);
-    const uint64_t flip = (uint64_t)(ch__rd32(s) ^ ch__rd32(s + 4)) + seed;
-    return ch__xxh64_avalanche((uint64_t)combined ^ flip);
+    if (len >= 4) return ch__xxh3_4to8w((uint32_t)w0, (uint32_t)(w0 >> (8 * (len - 4))), len, seed);
+    return ch__xxh3_1to3w((uint32_t)(w0 & 0xFF), (uint32_t)((w0 >> (8 * (len >> 1))) & 0xFF),
+                          (uint32_t)((w0 >> (8 * (len - 1))) & 0xFF), len, seed);
 }
 
 /* XXH3-64 of the decimal of u, with a '-' before it when neg. */
@@ -448,10 +436,8 @@ static inline int ch_hash_key1(PyObject *o, int hid, uint64_t seed, uint64_t *h)
  * every int subclass, bool included).  Reads only the ints' digits: workers may run it. */
 static inline void ch_raw_int_objects(PyObject *const *items, Py_ssize_t n, uint64_t *out) {
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (Py_TYPE(items[i]) == &PyLong_Type) {
-            int overflow = 0;
-            out[i] = (uint64_t)PyLong_AsLongLongAndOverflow(items[i], &overflow);
-        }
+        long long v;
+        if (Py_TYPE(items[i]) == &PyLong_Type && ch_small_int(items[i], &v)) out[i] = (uint64_t)v;
     }
 }
 
