@@ -231,6 +231,17 @@ def sort_pairs(keys: npt.NDArray[np.uint64], vals: npt.NDArray[np.int32]) -> Non
 def ring_with(core: _Ring, name: str, r: int, pb: npt.NDArray[np.uint64]) -> _Ring:
     """core with node name inserted at index r, its positions pb ascending: one pass."""
 
+def ring_merge(core: _Ring, nodes: tuple[str, ...], remap: npt.NDArray[np.int32],
+               pb: npt.NDArray[np.uint64], ob: npt.NDArray[np.int32]) -> _Ring:
+    """core with the points (pb, ob) of several new nodes merged in (sorted in place): one
+    pass; remap[i] is the new index of core's node i."""
+
+def label_pairs(hasher: _Hasher, names: list[bytes] | list[str], counts: npt.NDArray[np.uint32],
+                owners: npt.NDArray[np.int32]
+                ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+    """Vnode positions of every label utf8(name) + b"#" + decimal j, in generation order,
+    owned by owners[i]."""
+
 def ring_add(core: _Ring, name: str, count: int) -> tuple[_Ring, int]:
     """(core with node name added with count vnode labels, its index): one pass."""
 
@@ -268,6 +279,8 @@ class _RouterBase:
     replicas / get_many / get_indices in C for the common case (typed on Router)."""
 
     _core: Any  # a _Router; typed Any, as each router reads its own core's attributes
+    _snap: Any  # the snapshot itself (None while a RingRouter holds deferred add() calls)
+    _deferred: Any  # those deferred edits, or None
     def get(self, key: str | bytes | bytearray | memoryview | int) -> str: ...
     def replicas(self, key: str | bytes | bytearray | memoryview | int, n: int) -> list[str]: ...
     # get_many too: typed on Router alone, whose overloads (categorical) say what it returns

@@ -39,6 +39,7 @@ from consistent_hash._core import (
     _Hasher,
     _Ring,
     ring_drop,
+    ring_merge,
     ring_points,
     ring_with,
 )
@@ -142,6 +143,19 @@ def ring_ownership(core: Any) -> dict[str, float]:
     marked down receives 0), by ``arc_shares``."""
     return dict(zip(core.nodes, arc_shares(core.positions, core.routing_owners,
                                            len(core.nodes)), strict=True))
+
+
+class _Deferred:
+    """The add() calls a RingRouter has not merged yet: the snapshots before the first of
+    them (routing, for its down marks, and layout) and each one's checked edit."""
+
+    __slots__ = ("old", "full", "edits", "size")
+
+    def __init__(self, old: Any, full: _Ring) -> None:
+        self.old = old
+        self.full = full
+        self.edits: list[tuple[str, Any]] = []
+        self.size = 0  # the points the edits add
 
 
 class RingRouter(RingLayout, HashedRouter):
@@ -264,15 +278,37 @@ class RingRouter(RingLayout, HashedRouter):
             raise
 
     # The hooks of a merge (an independent recipe with ties "keep"): each edit is one pass of
-    # the core over the old snapshot's arrays, never a rebuild.  HashRing overrides
-    # _inserted to hash its vnode labels in C and _same_points to keep a snapshot whose
-    # points a new weight does not change.
+    # the core over the old snapshot's arrays, never a rebuild.  An edit of add() is first
+    # checked and prepared (_edit: the node's sorted points), then applied: alone by
+    # _merge_one, or, when several add() calls came before the next read, all in one pass
+    # (ring_merge over _edit_pairs).  HashRing overrides them to hash its vnode labels in C,
+    # and _same_points to keep a snapshot whose points a new weight does not change.
 
-    def _inserted(self, core: _Ring, name: str, weight: Any) -> tuple[_Ring, int]:
-        """(core with node ``name`` inserted, its index): the node's points merged in, the
-        owners from its index on renumbered."""
-        r = self._slot(core.nodes, name)
-        return ring_with(core, name, r, np.sort(self._node_points(name, weight))), r
+    def _edit(self, name: str, weight: Any, size: int) -> Any:
+        """The checked edit of adding ``name`` to a ring of ``size`` points: its points,
+        sorted (raises, before anything changes, what the add must raise)."""
+        return np.sort(self._node_points(name, weight))
+
+    def _edit_size(self, edit: Any) -> int:
+        """The number of points an edit adds."""
+        return len(edit)
+
+    def _merge_one(self, core: _Ring, name: str, edit: Any) -> _Ring:
+        """core with the edit of node ``name`` merged in, the owners from its index on
+        renumbered."""
+        return ring_with(core, name, self._slot(core.nodes, name), edit)
+
+    def _edit_pairs(self, edits: list[tuple[str, Any]], index: Mapping[str, int]
+                    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+        """The points of several edits with their owners' indices in the new ring."""
+        pts = [e for _, e in edits]
+        own = np.repeat(np.fromiter((index[n] for n, _ in edits), np.int32, len(edits)),
+                        [len(e) for e in pts])
+        return np.concatenate(pts), own
+
+    def _inserted(self, core: _Ring, name: str, weight: Any) -> _Ring:
+        """core with node ``name`` inserted at ``weight``."""
+        return self._merge_one(core, name, self._edit(name, weight, len(core)))
 
     def _slot(self, names: tuple[str, ...], name: str) -> int:
         """Where a new node goes among names: last if ordered, else in name order."""
@@ -291,27 +327,65 @@ class RingRouter(RingLayout, HashedRouter):
 
     def add(self, node: str, weight: Any = 1.0) -> None:
         """Add a node; only keys that now belong to it move (to it).  Raises ValueError if
-        the node is already present."""
+        the node is already present.
+
+        A ring that merges (``independent``, ties "keep") checks the node and prepares its
+        points here, and merges them at the next read: the adds that come before it are
+        merged together, in one pass over the ring, so a ring grown by many adds costs about
+        what a build of it does.  Every read (a lookup, ``nodes``, the analysis, a copy, the
+        bytes) sees every add made before it."""
         name = check_node(node)
         w = self._check_weight(weight)
         with self._lock:
-            core, weights = self._layout_core(), self._weights
+            weights = self._weights
             if name in weights:
                 raise ValueError(f"node {name!r} is already in the ring")
-            new: _Ring | None = None
-            if self._merges():
-                new, r = self._inserted(core, name, w)
-                names = new.nodes
-            else:
+            if not self._merges():
+                core, weights = self._layout_core(), self._weights
                 names = tuple(weights)
                 r = self._slot(names, name)
                 names = names[:r] + (name,) + names[r:]
-            ws = list(weights.values())  # in the order of names (every snapshot's weights are)
-            ws.insert(r, w)
-            new_weights = dict(zip(names, ws, strict=True))
-            if new is None:
-                new = self._build(names, new_weights, core.hasher)
-            self._commit(new, new_weights)
+                ws = list(weights.values())  # in the order of names (as every snapshot's)
+                ws.insert(r, w)
+                new_weights = dict(zip(names, ws, strict=True))
+                self._commit(self._build(names, new_weights, core.hasher), new_weights)
+                return
+            d = self._deferred
+            if d is None:
+                d = _Deferred(self._snap, self._layout_core())
+            edit = self._edit(name, w, len(d.full) + d.size)
+            d.edits.append((name, edit))
+            d.size += self._edit_size(edit)
+            # The weights in the order of the adds: _apply_deferred puts them in the order of
+            # names, and every reader of their order applies the adds first (_weights_now).
+            # Readers take _snap first: until it is None they route by the ring before this
+            # add; then, seeing _deferred, they wait on the lock and apply it.
+            self._weights = {**weights, name: w}
+            self._deferred = d
+            self._snap = None
+
+    def _apply_deferred(self) -> None:
+        d: _Deferred = self._deferred
+        weights = self._weights
+        names = tuple(weights) if self.ordered else tuple(sorted(weights))
+        if len(d.edits) == 1:
+            name, edit = d.edits[0]
+            new = self._merge_one(d.full, name, edit)
+        else:
+            index = {n: i for i, n in enumerate(names)}
+            old = d.full.nodes
+            remap = np.fromiter((index[n] for n in old), np.int32, len(old))
+            pb, ob = self._edit_pairs(d.edits, index)
+            new = ring_merge(d.full, names, remap, pb, ob)
+        self._weights = {n: weights[n] for n in names}  # before the core, as _commit does
+        self._set_core(new, d.old)
+        self._deferred = None
+
+    def _weights_now(self) -> dict[str, Any]:
+        """The weights in the order of ``nodes`` (deferred adds applied first)."""
+        if self._deferred is not None:
+            self._materialize()
+        return self._weights
 
     def remove(self, node: str) -> None:
         """Remove a node; only its keys move.  Raises KeyError if it is absent."""
@@ -340,7 +414,7 @@ class RingRouter(RingLayout, HashedRouter):
             elif self._merges():
                 # its old points out and its new ones in, one pass each (the owners'
                 # renumbering by the removal is undone by the insertion)
-                new, _ = self._inserted(ring_drop(core, self._index(core.nodes, node)), node, w)
+                new = self._inserted(ring_drop(core, self._index(core.nodes, node)), node, w)
             else:
                 new = self._build(tuple(weights), new_weights, core.hasher)
             self._commit(new, new_weights)
@@ -350,19 +424,19 @@ class RingRouter(RingLayout, HashedRouter):
     @property
     def weights(self) -> dict[str, Any]:
         """A copy of the node -> weight mapping."""
-        return dict(self._weights)
+        return dict(self._weights_now())
 
     def __contains__(self, node: object) -> bool:
         return node in self._weights
 
     def _repr_args(self) -> str:
         opts = "".join(f", {k}={v!r}" for k, v in self._options().items())
-        return f"{weights_repr(self._weights)}{opts}{self._hash_repr()}"
+        return f"{weights_repr(self._weights_now())}{opts}{self._hash_repr()}"
 
     # -- state and serialization --------------------------------------------------------------
 
     def _state(self) -> tuple[Any, ...]:
-        return (dict(self._weights), self._hash_param(), self.seed, self._options())
+        return (dict(self._weights_now()), self._hash_param(), self.seed, self._options())
 
     @classmethod
     def _from_state(cls, state: tuple[Any, ...]) -> RingRouter:
@@ -376,7 +450,7 @@ class RingRouter(RingLayout, HashedRouter):
     def _payload(self) -> bytes:
         opts = json.dumps(self._options(), sort_keys=True, separators=(",", ":"))
         return (_format.pack_str(self._class_id()) + self._hash_payload()
-                + _format.pack_weights(self._weights) + _format.pack_str(opts))
+                + _format.pack_weights(self._weights_now()) + _format.pack_str(opts))
 
     @classmethod
     def _from_payload(cls, r: _format.Reader, **options: Any) -> RingRouter:

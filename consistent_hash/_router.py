@@ -79,7 +79,7 @@ class Router(_RouterBase):
     # True: the router checks single keys itself (_check_key), and every batch (_check_keys)
     _key_check: ClassVar[bool] = False
 
-    _lock: threading.Lock
+    _lock: threading.Lock | threading.RLock  # an RLock where edits are deferred (RingRouter)
 
     # -- what each router supplies ------------------------------------------------------------
 
@@ -246,11 +246,13 @@ class Router(_RouterBase):
 
     # -- down marks: the routing state beside the layout --------------------------------------
 
-    def _set_core(self, core: Any) -> None:
+    def _set_core(self, core: Any, old: Any = None) -> None:
         """Install a new layout snapshot (every node up in it): the nodes marked down stay
-        down, a node no longer in the layout is no longer down.  Raises before anything is
-        assigned, so a mutation that fails here leaves the router as it was."""
-        old = getattr(self, "_core", None)
+        down (those of ``old``, by default the routing snapshot), a node no longer in the
+        layout is no longer down.  Raises before anything is assigned, so a mutation that
+        fails here leaves the router as it was."""
+        if old is None:
+            old = self._core
         down = frozenset() if old is None else old.down
         if down:
             down = frozenset(n for n in down if n in core.nodes)
@@ -259,9 +261,22 @@ class Router(_RouterBase):
         self._core = routed
 
     def _layout_core(self) -> Any:
-        """The layout's snapshot with every node up."""
+        """The layout's snapshot with every node up (deferred edits applied)."""
+        core = self._core
         full = getattr(self, "_full", None)
-        return self._core if full is None else full
+        return core if full is None else full
+
+    def _materialize(self) -> Any:
+        """The routing snapshot, once the deferred edits (``_deferred``) are applied: the
+        first read after them lands here (from ``_core``, in C or in Python)."""
+        with self._lock:  # an RLock: a mutation holding it may read _core too
+            if self._snap is None and self._deferred is not None:
+                self._apply_deferred()
+            return self._snap
+
+    def _apply_deferred(self) -> None:
+        """Apply ``_deferred`` (the lock held): only a router that defers edits has any."""
+        raise NotImplementedError  # pragma: no cover
 
     def _routed(self, full: Any, down: frozenset[str]) -> Any:
         """The routing snapshot of layout ``full`` with ``down`` marked down: every key routed
@@ -374,7 +389,7 @@ class Router(_RouterBase):
         if hasattr(self, "__dict__"):  # a subclass defined outside the library, without slots
             new.__dict__.update({k: v.copy() if isinstance(v, (dict, list)) else v
                                  for k, v in self.__dict__.items()})
-        new._lock = threading.Lock()
+        new._lock = threading.RLock()
         return new
 
     def __copy__(self: _R) -> _R:
@@ -444,7 +459,7 @@ class HashedRouter(Router):
     def _init_hasher(self, hash: HashArg, seed: int) -> _Hasher:
         hasher, self._hash_name = make_hasher(hash, seed)
         self._hash = hash
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         return hasher
 
     @property

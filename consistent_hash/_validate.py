@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import math
 import operator
@@ -19,8 +20,10 @@ RING_BYTES_PER_VNODE = 12
 BUILD_BYTES_PER_VNODE = 40
 
 
+@functools.cache
 def physical_memory() -> int | None:
-    """This machine's physical memory in bytes, or None where the OS does not say."""
+    """This machine's physical memory in bytes, or None where the OS does not say (read once
+    a process: every add() checks against it)."""
     try:
         return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (AttributeError, ValueError, OSError):  # pragma: no cover - not on Linux

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from consistent_hash import _format
-from consistent_hash._core import EmptyRingError, _Ring, label_ring, ring_add
+from consistent_hash._core import EmptyRingError, _Ring, label_pairs, label_ring, ring_add
 from consistent_hash._ringbase import RingRouter, arc_shares
 from consistent_hash._router import weights_repr
 from consistent_hash._validate import (
@@ -104,8 +104,29 @@ class HashRing(RingRouter):
         count = vnode_count(self._vnodes, check_weight(weight))
         return self.hash_labels([name + b"#%d" % i for i in range(count)])
 
-    def _inserted(self, core: _Ring, name: str, weight: Any) -> tuple[_Ring, int]:
-        return ring_add(core, name, self._node_count(core, name, weight))
+    # the merge hooks: an edit is the node's vnode count; its labels are hashed in C when it is
+    # merged (alone: ring_add; with others: label_pairs, then ring_merge)
+
+    def _edit(self, name: str, weight: Any, size: int) -> int:
+        count = vnode_count(self._vnodes, weight)
+        if size + count > MAX_TOTAL_VNODES:
+            raise ValueError(f"weight {weight!r} would give node {name!r} {count} vnodes; the "
+                             f"ring supports at most {MAX_TOTAL_VNODES} in all")
+        check_ring_memory(size + count)
+        return count
+
+    def _edit_size(self, edit: Any) -> int:
+        return int(edit)
+
+    def _merge_one(self, core: _Ring, name: str, edit: Any) -> _Ring:
+        return ring_add(core, name, edit)[0]
+
+    def _edit_pairs(self, edits: list[tuple[str, Any]], index: Mapping[str, int]
+                    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
+        k = len(edits)
+        return label_pairs(self._point_hasher, [n for n, _ in edits],
+                           np.fromiter((c for _, c in edits), np.uint32, k),
+                           np.fromiter((index[n] for n, _ in edits), np.int32, k))
 
     def _same_points(self, node: str, old: Any, new: Any) -> bool:
         return vnode_count(self._vnodes, new) == vnode_count(self._vnodes, old)
@@ -130,20 +151,12 @@ class HashRing(RingRouter):
                              f"{MAX_TOTAL_VNODES} are supported (lower vnodes or the weights)")
         check_ring_memory(total)
 
-    def _node_count(self, core: _Ring, name: str, weight: float) -> int:
-        count = vnode_count(self._vnodes, weight)
-        if len(core) + count > MAX_TOTAL_VNODES:
-            raise ValueError(f"weight {weight!r} would give node {name!r} {count} vnodes; the "
-                             f"ring supports at most {MAX_TOTAL_VNODES} in all")
-        check_ring_memory(len(core) + count)
-        return count
-
     # -- introspection ----------------------------------------------------------------------
 
     @property
     def weights(self) -> dict[str, float]:
         """A copy of the node -> weight mapping."""
-        return dict(self._weights)
+        return dict(self._weights_now())
 
     @property
     def vnodes(self) -> int:
@@ -153,12 +166,12 @@ class HashRing(RingRouter):
         return {"vnodes": self._vnodes}
 
     def _repr_args(self) -> str:
-        return f"{weights_repr(self._weights)}, vnodes={self._vnodes}{self._hash_repr()}"
+        return f"{weights_repr(self._weights_now())}, vnodes={self._vnodes}{self._hash_repr()}"
 
     # -- state and serialization --------------------------------------------------------------
 
     def _state(self) -> tuple[Any, ...]:
-        return (dict(self._weights), self._vnodes, self._hash_param(), self.seed)
+        return (dict(self._weights_now()), self._vnodes, self._hash_param(), self.seed)
 
     @classmethod
     def _from_state(cls, state: tuple[Any, ...]) -> HashRing:
@@ -170,7 +183,7 @@ class HashRing(RingRouter):
 
     def _payload(self) -> bytes:
         return (self._hash_payload() + struct.pack("<I", self._vnodes)
-                + _format.pack_weights(self._weights))
+                + _format.pack_weights(self._weights_now()))
 
     @classmethod
     def _from_payload(cls, r: _format.Reader, *,  # type: ignore[override]

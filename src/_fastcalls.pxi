@@ -65,8 +65,23 @@ cdef inline object _ring_get(_Ring core, object key):
 cdef class _RouterBase:
     """The base of every router: its snapshot, and the per-request calls in C (see
     src/_fastcalls.pxi)."""
-    cdef public _Router _core
+    # _snap: the routing snapshot every call reads.  It is None only before the first one is
+    # installed, and while a RingRouter holds deferred add() calls (_deferred, not None): the
+    # first read then applies them (_materialize, under the router's lock).  Python code reads
+    # and assigns _core, which is _snap applied.
+    cdef public _Router _snap
+    cdef public object _deferred
     cdef int _flags
+
+    @property
+    def _core(self):
+        if self._snap is None and self._deferred is not None:
+            return self._materialize()
+        return self._snap
+
+    @_core.setter
+    def _core(self, _Router core):
+        self._snap = core
 
     cdef inline int flags(self) except -1:
         if self._flags == 0:
@@ -74,7 +89,9 @@ cdef class _RouterBase:
         return self._flags
 
     cdef inline _Router core(self):
-        cdef _Router core = self._core
+        cdef _Router core = self._snap
+        if core is None and self._deferred is not None:
+            core = self._materialize()
         if core is None:
             raise AttributeError(f"{type(self).__name__!r} object has no snapshot (_core)")
         return core
@@ -94,7 +111,7 @@ cdef class _RouterBase:
     def replicas(self, key, n):
         """The first ``min(n, len(nodes))`` distinct nodes for the key, in the algorithm's
         order (the first is ``get(key)``)."""
-        cdef _Router core = self._core
+        cdef _Router core = self._snap
         cdef int f = self.flags()
         if (core is not None and f & _F_REPLICAS and core.has_replicas and type(n) is int
                 and n >= 1 and core.live and (_plain_key(key) or not f & _F_KEY_CHECK)):
@@ -114,7 +131,7 @@ cdef class _RouterBase:
         ``consistent_hash.get_threads()``; 1: the calling thread only); the result is the same
         for every thread count.  Every batch call takes it.
         """
-        cdef _Router core = self._core
+        cdef _Router core = self._snap
         cdef int32_t idx[_SMALL_BATCH]
         cdef Py_ssize_t n
         if (core is not None and (type(keys) is list or type(keys) is tuple)
@@ -132,7 +149,7 @@ cdef class _RouterBase:
         """The node of each key as an int32 index into ``nodes`` (-1 for a missing key with
         ``nulls="none"``); ``out`` receives them when given (an int32 array of the keys'
         length); ``threads`` as in ``get_many``."""
-        cdef _Router core = self._core
+        cdef _Router core = self._snap
         cdef Py_ssize_t n
         if (out is None and core is not None and (type(keys) is list or type(keys) is tuple)
                 and type(nulls) is str and nulls == "raise" and _threads_ok(threads)):

@@ -470,6 +470,74 @@ def ring_with(_Ring core, str name, Py_ssize_t r, const uint64_t[::1] pb):
     return _ring_with(core, name, r, &pb[0] if nb else NULL, nb)
 
 
+def ring_merge(_Ring core, tuple nodes, const int32_t[::1] remap, uint64_t[::1] pb,
+               int32_t[::1] ob):
+    """The snapshot of core with the points (pb, ob) merged in: several added nodes in one pass
+    over core's arrays (ch_ring_merge), as RingRouter applies a batch of deferred add() calls.
+    nodes is the new node tuple, remap[i] the index in it of core's node i (increasing), and
+    ob[j] the index in it of the owner of point pb[j].  The points are sorted here, in place,
+    by (position, owner); the result equals a build of the whole ring."""
+    cdef Py_ssize_t nb = pb.shape[0], nn = len(nodes), no = len(core.nodes), j
+    if ob.shape[0] != nb:
+        raise ValueError("pb and ob differ in length")
+    if remap.shape[0] != no:
+        raise ValueError(f"remap has {remap.shape[0]} entries for {no} nodes")
+    for j in range(no):
+        if not 0 <= remap[j] < nn or (j and remap[j] <= remap[j - 1]):
+            raise ValueError("remap must be increasing indices into nodes")
+    for j in range(nb):
+        if not 0 <= ob[j] < nn:
+            raise ValueError(f"ob[{j}] = {ob[j]} is not an index into nodes")
+    if <size_t>core.n + <size_t>nb >= (1 << 31) - CH_PAD:
+        raise ValueError("ring too large")
+    if nb >= 2:
+        _sort_pairs(&pb[0], &ob[0], <size_t>nb)
+    cdef Py_ssize_t v = core.n + nb
+    padded = _np_empty(v + CH_PAD, _U64)
+    own = _np_empty(v, _I32)
+    route = _np_empty(v + CH_PAD, _U64)
+    cdef uint64_t *qp = <uint64_t *>_buf(route, True)
+    cdef uint64_t *po = <uint64_t *>_buf(padded, True)
+    cdef int32_t *oo = <int32_t *>_buf(own, True) if v else NULL
+    cdef const int32_t *rp = &remap[0] if no else NULL
+    cdef const uint64_t *bp = &pb[0] if nb else NULL
+    cdef const int32_t *obp = &ob[0] if nb else NULL
+    cdef int b = ch_owner_bits(<size_t>nn)
+    with nogil:
+        ch_ring_merge(core.pos, core.true_own, core.n, core.idx, core.k, rp, bp, obp,
+                      <size_t>nb, b, po, oo, qp)
+    prefix = _adjusted_prefix(core, v, bp, nb, 1)
+    cdef _Ring new = _Ring.__new__(_Ring, _BARE)
+    new._adopt(padded, own, prefix, route, nodes, core.hasher)
+    return new
+
+
+def label_pairs(_Hasher hasher, list names, const uint32_t[::1] counts,
+                const int32_t[::1] owners):
+    """(positions, owners) of every vnode label utf8(name) + b"#" + decimal j, j < counts[i],
+    of names[i], owned by owners[i], node after node in generation order (not sorted)."""
+    cdef Py_ssize_t nn = len(names), i, off = 0
+    cdef uint32_t j
+    if counts.shape[0] != nn or owners.shape[0] != nn:
+        raise ValueError("names, counts and owners differ in length")
+    cdef uint64_t total = 0
+    for i in range(nn):
+        total += counts[i]
+    if total >= (1 << 31) - CH_PAD:
+        raise ValueError(f"{total} vnodes; at most 2**31 - 9 are supported")
+    pos = np.empty(total, dtype=np.uint64)
+    own = np.empty(total, dtype=np.int32)
+    cdef uint64_t[::1] pv = pos
+    cdef int32_t[::1] ov = own
+    if total:
+        _label_pairs(hasher, names, &counts[0], nn, 0, &pv[0], &ov[0])
+        for i in range(nn):
+            for j in range(counts[i]):
+                ov[off] = owners[i]
+                off += 1
+    return pos, own
+
+
 cdef _Ring _ring_with(_Ring core, str name, Py_ssize_t r, const uint64_t *pb, Py_ssize_t nb):
     padded, own, prefix, route = _inserted(core, pb, nb, <int32_t>r)
     cdef _Ring new = _Ring.__new__(_Ring, _BARE)

@@ -127,6 +127,9 @@ cdef extern from "ch_search.h" nogil:
     void ch_ring_insert(const uint64_t *pa, const int32_t *oa, size_t na, const uint32_t *idx,
                         int k, const uint64_t *pb, size_t nb, int32_t r, int b, uint64_t *po,
                         int32_t *oo, uint64_t *q)
+    void ch_ring_merge(const uint64_t *pa, const int32_t *oa, size_t na, const uint32_t *idx,
+                       int k, const int32_t *remap, const uint64_t *pb, const int32_t *ob,
+                       size_t nb, int b, uint64_t *po, int32_t *oo, uint64_t *q)
     size_t ch_ring_remove(const uint64_t *pa, const int32_t *oa, size_t n, int32_t r, int b,
                           uint64_t *po, int32_t *oo, uint64_t *q, uint64_t *rem)
 

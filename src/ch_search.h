@@ -437,6 +437,53 @@ static inline void ch_ring_insert(const uint64_t *pa, const int32_t *oa, size_t 
     }
 }
 
+/* The ring (pa, oa, na; prefix index idx of k bits) with the pairs (pb, ob)[0 .. nb), sorted
+ * by (position, owner), merged in: a deferred batch of added nodes in one pass (RingRouter
+ * coalesces add() calls until the next read).  The old owners are renumbered through remap
+ * (old index -> new index, increasing, so the old runs stay in (position, owner) order); the
+ * new pairs' owners are already final.  Output as ch_ring_insert: positions po (na + nb, then
+ * CH_PAD UINT64_MAX), owners oo, and with q the route words (+ CH_PAD pad) for b owner bits.
+ * The result is the (position, owner) sort of the whole ring, as a build gives. */
+static inline void ch_ring_merge(const uint64_t *pa, const int32_t *oa, size_t na,
+                                 const uint32_t *idx, int k, const int32_t *remap,
+                                 const uint64_t *pb, const int32_t *ob, size_t nb, int b,
+                                 uint64_t *po, int32_t *oo, uint64_t *q) {
+    const uint64_t low = ((uint64_t)1 << b) - 1;
+    const int shift = 64 - k;
+    size_t i = 0, o = 0;
+    for (size_t j = 0; j <= nb; j++) {
+        size_t e = na;
+        if (j < nb) {
+            const uint64_t x = pb[j];
+            const int32_t r = ob[j];
+            e = na ? idx[x >> shift] : 0;
+            if (e < i) e = i;
+            while (e < na && pa[e] < x) e++;
+            while (e < na && pa[e] == x && remap[oa[e]] < r) e++;
+        }
+        if (e > i) {
+            memcpy(po + o, pa + i, (e - i) * sizeof(uint64_t));
+            for (size_t t = i; t < e; t++, o++) {
+                const int32_t w = remap[oa[t]];
+                oo[o] = w;
+                if (q) q[o] = (pa[t] & ~low) | ((uint64_t)(uint32_t)w & low);
+            }
+        }
+        i = e;
+        if (j < nb) {
+            po[o] = pb[j];
+            oo[o] = ob[j];
+            if (q) q[o] = (pb[j] & ~low) | ((uint64_t)(uint32_t)ob[j] & low);
+            o++;
+        }
+    }
+    for (size_t t = 0; t < CH_PAD; t++) po[o + t] = ~(uint64_t)0;
+    if (q) {
+        const uint64_t pad = ~low | (o ? ((uint64_t)(uint32_t)oo[0] & low) : 0);
+        for (size_t t = 0; t < CH_PAD; t++) q[o + t] = pad;
+    }
+}
+
 /* Bit t of the result: a[t] == r, for t < m <= 64. */
 static inline uint64_t ch__eq_mask64(const int32_t *a, size_t m, int32_t r) {
     uint64_t mask = 0;
