@@ -145,7 +145,11 @@ cdef class _Hasher:
         """hash_key, with the commonest keys (an ASCII str, bytes, a small int) hashed
         straight from the object."""
         cdef uint64_t h
-        if self.func is None and (not self.raw_ints or type(key) is not int):
+        cdef long long v
+        if self.raw_ints and type(key) is int:
+            if ch_small_int(<PyObject *>key, &v):  # an int below 2**63: its own value
+                return <uint64_t>v
+        elif self.func is None:
             if ch_hash_key1(<PyObject *>key, self.hid, self.seed, &h):
                 return h
         return self.hash_key(key)

@@ -44,6 +44,7 @@ cdef extern from "ch_keys.h" nogil:
                        int64_t *w)
     void ch_raw_int_objects(PyObject *const *items, Py_ssize_t n, uint64_t *out)
     int ch_hash_key1(PyObject *o, int hid, uint64_t seed, uint64_t *h)
+    int ch_small_int(PyObject *o, long long *v)
     Py_ssize_t ch_hash_objects_s(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
                                  int hid, uint64_t seed, uint64_t *out, uint8_t *scratch,
                                  Py_ssize_t scratch_len)

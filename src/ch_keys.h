@@ -66,18 +66,12 @@ static inline uint64_t ch_hash(int hid, const uint8_t *p, size_t n, uint64_t see
         default: (void)KERNEL(ch_h_md5, __VA_ARGS__); break;          \
     }
 
-/* ASCII decimal of a signed / unsigned 64-bit integer; returns the length (<= 20).  The
- * length first (from the bit length, exact after one compare), then two digits a step from
- * the end: half the dependent divisions of a digit at a time. */
+/* Powers of ten below 2^64 (ch__dec_len). */
 static const uint64_t ch__pow10[20] = {
     1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
     1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
     100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
     1000000000000000000ull, 10000000000000000000ull};
-static const char ch__digit_pairs[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
 
 /* The number of decimal digits of v >= 10. */
 CH_INLINE size_t ch__dec_len(uint64_t v) {
@@ -89,45 +83,6 @@ CH_INLINE size_t ch__dec_len(uint64_t v) {
 #endif
     const int d = (lg + 1) * 1233 >> 12;  /* floor(log10 2^(lg + 1)) */
     return (size_t)d + 1 - (size_t)(v < ch__pow10[d]);
-}
-
-CH_INLINE size_t ch_u64_dec(uint64_t v, uint8_t *out) {
-    if (v < 10) {
-        out[0] = (uint8_t)('0' + v);
-        return 1;
-    }
-    const size_t n = ch__dec_len(v);
-    if (v < 100000000u) {  /* up to 8 digits: four pairs at once, the leading zeros dropped */
-        const uint32_t x = (uint32_t)v, hi = x / 10000, lo = x % 10000;
-        uint8_t t[16];
-        memcpy(t, ch__digit_pairs + 2 * (hi / 100), 2);
-        memcpy(t + 2, ch__digit_pairs + 2 * (hi % 100), 2);
-        memcpy(t + 4, ch__digit_pairs + 2 * (lo / 100), 2);
-        memcpy(t + 6, ch__digit_pairs + 2 * (lo % 100), 2);
-        memcpy(out, t + 8 - n, n);
-        return n;
-    }
-    uint8_t *p = out + n;
-    while (v >= 100) {
-        const unsigned r = (unsigned)(v % 100);
-        v /= 100;
-        p -= 2;
-        memcpy(p, ch__digit_pairs + 2 * r, 2);
-    }
-    if (v >= 10) {
-        memcpy(p - 2, ch__digit_pairs + 2 * v, 2);
-    } else {
-        p[-1] = (uint8_t)('0' + v);
-    }
-    return n;
-}
-
-CH_INLINE size_t ch_i64_dec(int64_t v, uint8_t *out) {
-    if (v < 0) {
-        out[0] = '-';
-        return 1 + ch_u64_dec((uint64_t)0 - (uint64_t)v, out + 1);
-    }
-    return ch_u64_dec((uint64_t)v, out);
 }
 
 /* XXH3-64 of an integer key's ASCII decimal (the bytes ch_i64_dec / ch_u64_dec write), with
@@ -148,6 +103,51 @@ CH_INLINE uint64_t ch__dec8_word(uint32_t x) {
     d = ((t * 103) >> 10) & 0x000F000F000F000Full;
     t = d | ((t - d * 10) << 8);
     return t + 0x3030303030303030ull;
+}
+
+/* The decimal of u < 10^16 as the little-endian words of its string: bytes 0-7 in *w0, bytes
+ * 8-15 in *w1, zero past the digits.  Returns its length. */
+CH_INLINE size_t ch__dec_words(uint64_t u, uint64_t *w0, uint64_t *w1) {
+    const size_t n = u < 10 ? 1 : ch__dec_len(u);
+    if (n <= 8) {
+        *w0 = ch__dec8_word((uint32_t)u) >> (8 * (8 - n));
+        *w1 = 0;
+        return n;
+    }
+    const uint64_t wa = ch__dec8_word((uint32_t)(u / 100000000u)) >> (8 * (16 - n));
+    const uint64_t wb = ch__dec8_word((uint32_t)(u % 100000000u));
+    const unsigned sh = (unsigned)(8 * (n - 8));  /* wa's bytes, 8 .. 64 bits */
+    *w0 = n == 16 ? wa : wa | (wb << sh);
+    *w1 = n == 16 ? wb : wb >> (64 - sh);
+    return n;
+}
+
+/* ASCII decimal of an unsigned / signed 64-bit integer at out; returns its length (<= 20, 21
+ * with a sign).  The digits are made as words (ch__dec8_word) and stored whole, so up to 20
+ * bytes at out are written (21 for a negative): every caller's buffer has room for them. */
+CH_INLINE size_t ch_u64_dec(uint64_t v, uint8_t *out) {
+    if (CH_LIKELY(v < 10000000000000000ull)) {
+        uint64_t w0, w1;
+        const size_t n = ch__dec_words(v, &w0, &w1);
+        ch__wr64(out, w0);
+        if (n > 8) ch__wr64(out + 8, w1);
+        return n;
+    }
+    /* 17 to 20 digits: the top 1-4, then sixteen as two words of eight */
+    const uint64_t top = v / 10000000000000000ull, rest = v % 10000000000000000ull;
+    const size_t nt = top < 10 ? 1 : ch__dec_len(top);
+    ch__wr64(out, ch__dec8_word((uint32_t)top) >> (8 * (8 - nt)));
+    ch__wr64(out + nt, ch__dec8_word((uint32_t)(rest / 100000000u)));
+    ch__wr64(out + nt + 8, ch__dec8_word((uint32_t)(rest % 100000000u)));
+    return nt + 16;
+}
+
+CH_INLINE size_t ch_i64_dec(int64_t v, uint8_t *out) {
+    if (v < 0) {
+        out[0] = '-';
+        return 1 + ch_u64_dec((uint64_t)0 - (uint64_t)v, out + 1);
+    }
+    return ch_u64_dec((uint64_t)v, out);
 }
 
 /* XXH3-64 (default secret, seed) of the len (1 <= len <= 16) bytes whose little-endian words
@@ -174,17 +174,8 @@ CH_INLINE uint64_t ch__xxh3_dec(uint64_t u, int neg, uint64_t seed) {
         n += ch_u64_dec(u, b + n);
         return ch_xxh3_64(b, n, seed);
     }
-    uint64_t w0, w1 = 0;
-    size_t n = u < 10 ? 1 : ch__dec_len(u);
-    if (n <= 8) {
-        w0 = ch__dec8_word((uint32_t)u) >> (8 * (8 - n));
-    } else {
-        const uint64_t wa = ch__dec8_word((uint32_t)(u / 100000000u)) >> (8 * (16 - n));
-        const uint64_t wb = ch__dec8_word((uint32_t)(u % 100000000u));
-        const unsigned sh = (unsigned)(8 * (n - 8));  /* wa's bytes, 8 .. 64 bits */
-        w0 = n == 16 ? wa : wa | (wb << sh);
-        w1 = n == 16 ? wb : wb >> (64 - sh);
-    }
+    uint64_t w0, w1;
+    size_t n = ch__dec_words(u, &w0, &w1);
     if (neg) {
         w1 = (w1 << 8) | (w0 >> 56);
         w0 = (w0 << 8) | (uint64_t)'-';

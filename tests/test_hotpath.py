@@ -414,3 +414,67 @@ def test_int_keys_hash_as_their_decimal_on_every_path(seed: int) -> None:
     assert list(ring.get_many(np.array(signed, dtype=np.int64))) == [want[k] for k in signed]
     unsigned = [k for k in keys if k >= 0]
     assert list(ring.get_many(np.array(unsigned, dtype=np.uint64))) == [want[k] for k in unsigned]
+
+
+RAW_INT_ROUTERS = ["JumpHash", "MementoHash", "AnchorHash", "DxHash", "JumpBackHash",
+                   "JumpBackAnchorHash", "FlipHash", "BinomialHash", "PowerHash"]
+
+
+@pytest.mark.parametrize("name", RAW_INT_ROUTERS)
+def test_raw_int_keys_take_their_own_value_on_get(name: str) -> None:
+    """A router whose int keys are their own 64-bit value reads a small int from its header in
+    get (no Python call); every int, compact or not, at the 2**63 and 2**64 edges, negative
+    (two's complement) or an int subclass, routes as lookup() of that value, and an int past
+    64 bits still raises."""
+    import enum
+
+    import consistent_hash
+
+    cls = getattr(consistent_hash, name)
+    r = cls([f"n{i}" for i in range(23)])
+
+    class Level(enum.IntEnum):
+        HIGH = 2**40 + 7
+
+    keys: list[int] = [k for k in _int_keys() if k < 2**64] + [
+        2**63 - 1, 2**63, 2**64 - 1, -(2**63), -1, 0, 1, 2**30 - 1, 2**30, -(2**30)]
+    want = r.lookup(np.array([k % 2**64 for k in keys], dtype=np.uint64))
+    assert [r.get(k) for k in keys] == [r.nodes[i] for i in want]
+    assert r.get(Level.HIGH) == r.get(2**40 + 7)
+    for bad in (2**64, -(2**63) - 1):
+        with pytest.raises(ValueError, match="64 bits"):
+            r.get(bad)
+    with pytest.raises(TypeError):
+        r.get(True)
+
+
+@pytest.mark.parametrize("hash", ["xxh64", "murmur3", "md5"])
+def test_int_keys_route_as_their_decimal_with_every_hash(hash: str) -> None:
+    """With a hash other than XXH3, an int key's decimal is written (as words, stored whole)
+    and hashed: every length from 1 to 20 digits and both signs route as str(key) does, whose
+    bytes are read as they are, on get, a list and the NumPy integer arrays."""
+    keys = _int_keys()
+    ring = HashRing([f"node-{i}" for i in range(37)], hash=hash)
+    want = [ring.get(str(k)) for k in keys]
+    assert [ring.get(k) for k in keys] == want
+    assert list(ring.get_many(keys)) == want
+    signed = [(k, w) for k, w in zip(keys, want, strict=True) if k < 2**63]
+    assert list(ring.get_many(np.array([k for k, _ in signed], dtype=np.int64))) == [
+        w for _, w in signed]
+    unsigned = [(k, w) for k, w in zip(keys, want, strict=True) if k >= 0]
+    assert list(ring.get_many(np.array([k for k, _ in unsigned], dtype=np.uint64))) == [
+        w for _, w in unsigned]
+
+
+def test_compat_rings_route_an_int_key_as_its_decimal() -> None:
+    from consistent_hash.compat.haproxy import HAProxyBackend
+    from consistent_hash.compat.nginx import NginxUpstream
+    from consistent_hash.compat.twemproxy import TwemproxyPool
+
+    keys = _int_keys()
+    servers = [f"10.0.0.{i}:11211" for i in range(1, 12)]
+    for r in (NginxUpstream(servers), KetamaRing(servers, mode="ketama"), HAProxyBackend(servers),
+              TwemproxyPool(servers)):
+        want = [r.get(str(k)) for k in keys]
+        assert [r.get(k) for k in keys] == want, type(r).__name__
+        assert list(r.get_many(keys)) == want, type(r).__name__
