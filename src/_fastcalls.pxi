@@ -10,11 +10,12 @@
 # (_get_many_slow, _get_indices_slow, _replicas_slow), which handles the rest and raises the
 # errors: a fast path returns exactly what that implementation returns, or leaves it the call.
 #
-# Two class attributes of the router are read once per router object: _key_check (the router
-# checks keys itself, as TokenRing refuses int keys: every key but an exact str or bytes goes
-# through its _check_key, and every batch through its _check_keys) and _replicas (its algorithm
-# orders distinct nodes; a router that decides it per object, with a property, always takes
-# its _replicas_slow).
+# Two attributes of the router are read once per router object, at its first call:
+# _key_check (the router checks keys itself, as TokenRing refuses int keys: every key but an
+# exact str or bytes goes through its _check_key, and every batch through its _check_keys) and
+# _replicas_in_core, else _replicas (the core's replica order is the router's: replicas() is
+# then served in C; otherwise it is always _replicas_slow).  Either may be a property of how
+# the object was built (NginxUpstream(consistent=...), KetamaRing(replica_order=...)).
 
 cdef enum:
     _F_KNOWN = 1
@@ -39,11 +40,19 @@ cdef inline bint _threads_ok(object threads):
     return threads is None or (type(threads) is int and threads >= 1)
 
 
-cdef int _class_flags(object cls) except -1:
+cdef int _object_flags(object obj) except -1:
+    """The router's flags, read from the object once (its first call): a class attribute, or a
+    property of what the object was built as (NginxUpstream's consistent=, KetamaRing's
+    replica_order=), fixed for its life."""
     cdef int f = _F_KNOWN
-    if getattr(cls, "_key_check", False):
+    if getattr(obj, "_key_check", False):
         f |= _F_KEY_CHECK
-    if getattr(cls, "_replicas", False) is True:  # a plain True (not a per-instance property)
+    # _replicas_in_core: the core's replica order is the router's replicas() (default: the
+    # router has replicas at all, _replicas)
+    v = getattr(obj, "_replicas_in_core", None)
+    if v is None:
+        v = getattr(obj, "_replicas", False)
+    if v is True:  # a plain True (uhashring's drop-in keeps an int count under that name)
         f |= _F_REPLICAS
     return f
 
@@ -85,7 +94,7 @@ cdef class _RouterBase:
 
     cdef inline int flags(self) except -1:
         if self._flags == 0:
-            self._flags = _class_flags(type(self))
+            self._flags = _object_flags(self)
         return self._flags
 
     cdef inline _Router core(self):

@@ -281,13 +281,21 @@ class KetamaRing(RingLayout):
         """``"continuum"`` or ``"server_list"`` (libmemcached's ``num_replicas``)."""
         return self._replica_order
 
-    def replicas(self, key: Key, n: int) -> list[str]:
+    @property
+    def _replicas_in_core(self) -> bool:
+        # continuum: the core's order (the C replicas); server_list: _replicas_slow below
+        return self._replica_order == "continuum"
+
+    def _replicas_slow(self, key: Key, n: int) -> list[str]:
         if self._replica_order == "continuum":
-            return super().replicas(key, n)
+            return super()._replicas_slow(key, n)
         core, r = self._replica_count(n)
         core.check_nonempty()
-        nodes, up = core.nodes, _up(core)
-        at = up.index(nodes.index(core.get(key)))
+        nodes, first = core.nodes, int(core.replica_row(key, 1)[0])
+        if not core.down:  # the servers after the key's, in server-list order
+            return [nodes[(first + x) % len(nodes)] for x in range(r)]
+        up = _up(core)
+        at = up.index(first)
         return [nodes[up[(at + x) % len(up)]] for x in range(r)]
 
     def replica_indices(self, keys: Any, n: int, *, nulls: str = "raise",
@@ -306,7 +314,6 @@ class KetamaRing(RingLayout):
         rows[first < 0] = -1
         return np.ascontiguousarray(rows, dtype=np.int32)
 
-    replicas.__doc__ = Router.replicas.__doc__
     replica_indices.__doc__ = Router.replica_indices.__doc__
 
     # -- building ---------------------------------------------------------------------------
