@@ -290,3 +290,16 @@ def test_a_big_ring_takes_one_add_in_one_pass() -> None:
     assert ring._deferred is not None and ring._snap is None
     assert_same_ring(ring, HashRing(names + ["new"]))
     assert ring._deferred is None
+
+
+def test_bounded_load_sees_an_add_it_did_not_merge() -> None:
+    from consistent_hash import BoundedLoad
+
+    ring = HashRing(["a", "b"])
+    b = BoundedLoad(ring)
+    assert b.acquire("user:0") in ("a", "b")
+    ring.add("c")  # deferred: the bounded load's snapshot is no longer the ring's
+    built = HashRing(["a", "b", "c"])
+    key = next(k for k in KEYS if built.get(k) == "c")
+    assert b.acquire(key) == "c"
+    assert ring._deferred is None
