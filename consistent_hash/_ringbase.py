@@ -146,13 +146,13 @@ def ring_ownership(core: Any) -> dict[str, float]:
 
 
 class _Deferred:
-    """The add() calls a RingRouter has not merged yet: the snapshots before the first of
-    them (routing, for its down marks, and layout) and each one's checked edit."""
+    """The add() calls a RingRouter has not merged yet: the layout before the first of them,
+    the nodes marked down then, and each one's checked edit."""
 
-    __slots__ = ("old", "full", "edits", "size")
+    __slots__ = ("down", "full", "edits", "size")
 
-    def __init__(self, old: Any, full: _Ring) -> None:
-        self.old = old
+    def __init__(self, down: frozenset[str], full: _Ring) -> None:
+        self.down = down
         self.full = full
         self.edits: list[tuple[str, Any]] = []
         self.size = 0  # the points the edits add
@@ -340,8 +340,8 @@ class RingRouter(RingLayout, HashedRouter):
             weights = self._weights
             if name in weights:
                 raise ValueError(f"node {name!r} is already in the ring")
-            if not self._merges():
-                core, weights = self._layout_core(), self._weights
+            if not self._merges():  # never deferred: weights is in the order of names
+                core = self._layout_core()
                 names = tuple(weights)
                 r = self._slot(names, name)
                 names = names[:r] + (name,) + names[r:]
@@ -352,7 +352,7 @@ class RingRouter(RingLayout, HashedRouter):
                 return
             d = self._deferred
             if d is None:
-                d = _Deferred(self._snap, self._layout_core())
+                d = _Deferred(self._snap.down, self._layout_core())
             edit = self._edit(name, w, len(d.full) + d.size)
             d.edits.append((name, edit))
             d.size += self._edit_size(edit)
@@ -378,7 +378,7 @@ class RingRouter(RingLayout, HashedRouter):
             pb, ob = self._edit_pairs(d.edits, index)
             new = ring_merge(d.full, names, remap, pb, ob)
         self._weights = {n: weights[n] for n in names}  # before the core, as _commit does
-        self._set_core(new, d.old)
+        self._set_core(new, d.down)
         self._deferred = None
 
     def _weights_now(self) -> dict[str, Any]:

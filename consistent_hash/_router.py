@@ -246,14 +246,14 @@ class Router(_RouterBase):
 
     # -- down marks: the routing state beside the layout --------------------------------------
 
-    def _set_core(self, core: Any, old: Any = None) -> None:
+    def _set_core(self, core: Any, down: frozenset[str] | None = None) -> None:
         """Install a new layout snapshot (every node up in it): the nodes marked down stay
-        down (those of ``old``, by default the routing snapshot), a node no longer in the
-        layout is no longer down.  Raises before anything is assigned, so a mutation that
-        fails here leaves the router as it was."""
-        if old is None:
+        down (``down``, by default the routing snapshot's), a node no longer in the layout is
+        no longer down.  Raises before anything is assigned, so a mutation that fails here
+        leaves the router as it was."""
+        if down is None:
             old = self._core
-        down = frozenset() if old is None else old.down
+            down = frozenset() if old is None else old.down
         if down:
             down = frozenset(n for n in down if n in core.nodes)
         routed = self._routed(core, down) if down else core

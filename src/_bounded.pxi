@@ -285,10 +285,9 @@ cdef class _LiveLoad:
     cdef object take(self, object router, object key, int32_t spread):
         """Place one key (counted) and return its node's name; None if this snapshot is no
         longer the router's (nothing done), False if every node is at its fixed capacity."""
-        # the snapshot from its C slot (None, deferred edits waiting, is another snapshot too)
-        cdef object snap = ((<_RouterBase>router)._snap if isinstance(router, _RouterBase)
-                            else router._core)
-        if snap is not self.core or getattr(router, "_weights", None) is not self.state:
+        # the snapshot from its C slot (BoundedLoad takes only routers of this library); None,
+        # deferred adds waiting, is another snapshot too
+        if (<_RouterBase?>router)._snap is not self.core or getattr(router, "_weights", None) is not self.state:
             return None
         self.core.check()
         if self.fixed and self.room <= 0:

@@ -402,6 +402,17 @@ static inline void ch__copy_run(const uint64_t *pa, const int32_t *oa, size_t k,
         for (size_t t = 0; t < k; t++) q[t] = (pa[t] & ~low) | ((uint64_t)(uint32_t)oo[t] & low);
 }
 
+/* The padding of a ring of o positions written by a merge, words [from, to): positions
+ * UINT64_MAX, and with q the route pad (all ones above b, owner oo[0]). */
+static inline void ch__pad_end(uint64_t *po, const int32_t *oo, uint64_t *q, size_t o,
+                               size_t to, uint64_t low) {
+    for (size_t t = o; t < to; t++) po[t] = ~(uint64_t)0;
+    if (q) {
+        const uint64_t pad = ~low | (o ? ((uint64_t)(uint32_t)oo[0] & low) : 0);
+        for (size_t t = o; t < to; t++) q[t] = pad;
+    }
+}
+
 /* The ring (pa, oa, na; prefix index idx of k bits) with owner r's sorted positions
  * pb[0 .. nb) inserted: positions po (na + nb, then CH_PAD UINT64_MAX), owners oo, and with q
  * the route words (+ CH_PAD pad) for b owner bits.  Ties at a position: the old owners below
@@ -430,11 +441,7 @@ static inline void ch_ring_insert(const uint64_t *pa, const int32_t *oa, size_t 
     }
     ch__copy_run(pa + i, oa + i, na - i, r, 1, low, po + o, oo + o, q ? q + o : NULL);
     o += na - i;
-    for (size_t t = 0; t < CH_PAD; t++) po[o + t] = ~(uint64_t)0;
-    if (q) {
-        const uint64_t pad = ~low | (o ? ((uint64_t)(uint32_t)oo[0] & low) : 0);
-        for (size_t t = 0; t < CH_PAD; t++) q[o + t] = pad;
-    }
+    ch__pad_end(po, oo, q, o, o + CH_PAD, low);
 }
 
 /* The ring (pa, oa, na; prefix index idx of k bits) with the pairs (pb, ob)[0 .. nb), sorted
@@ -477,11 +484,7 @@ static inline void ch_ring_merge(const uint64_t *pa, const int32_t *oa, size_t n
             o++;
         }
     }
-    for (size_t t = 0; t < CH_PAD; t++) po[o + t] = ~(uint64_t)0;
-    if (q) {
-        const uint64_t pad = ~low | (o ? ((uint64_t)(uint32_t)oo[0] & low) : 0);
-        for (size_t t = 0; t < CH_PAD; t++) q[o + t] = pad;
-    }
+    ch__pad_end(po, oo, q, o, o + CH_PAD, low);
 }
 
 /* Bit t of the result: a[t] == r, for t < m <= 64. */
@@ -533,11 +536,7 @@ static inline size_t ch_ring_remove(const uint64_t *pa, const int32_t *oa, size_
     }
     ch__copy_run(pa + start, oa + start, n - start, r, 0, low, po + o, oo + o, q ? q + o : NULL);
     o += n - start;
-    for (size_t t = o; t < n + CH_PAD; t++) po[t] = ~(uint64_t)0;
-    if (q) {
-        const uint64_t pad = ~low | (o ? ((uint64_t)(uint32_t)oo[0] & low) : 0);
-        for (size_t t = o; t < n + CH_PAD; t++) q[t] = pad;
-    }
+    ch__pad_end(po, oo, q, o, n + CH_PAD, low);
     return o;
 }
 

@@ -282,8 +282,8 @@ def test_concurrent_readers_during_adds_see_whole_rings() -> None:
 
 
 def test_a_big_ring_takes_one_add_in_one_pass() -> None:
-    # one add before the next read merges alone (ring_add, O(V)), never a rebuild: the
-    # snapshot shares nothing with the old, and equals the built ring
+    # one add waits for the next read, which merges it alone (ring_add, one pass over the
+    # ring); the snapshot then equals the built ring
     names = [f"n{i}" for i in range(2_000)]
     ring = HashRing(names)
     ring.add("new")
