@@ -178,33 +178,73 @@ static inline uint32_t ch_route_index(const ch_route *R, uint64_t h) {
  * each key's prefix entry is prefetched 2D keys ahead and read D keys ahead, where its q
  * line is prefetched, so both are in cache when the key's turn comes.  On a ring past the
  * caches that turns two dependent misses per key into overlapped ones; on a small ring it
- * still shortens what each key waits for (measured: bench/bench_hotpath.py). */
-static inline void ch_route_batch(const ch_route *R, const uint64_t *hashes, size_t m,
-                                  int32_t *out) {
-    enum { D = 16 };
+ * still shortens what each key waits for.  D (a power of two, at most CH__ROUTE_DMAX) must
+ * cover the latency of what the two loads miss: 16 keys ahead while the layout is in L2 or
+ * L3, 64 once it is in DRAM (past 2^19 positions, 4 MB of q; measured with a 1,000,000-key
+ * batch, 2-core AMD EPYC: 1.6 M positions 6.2 -> 3.5 ns a key, 16 M 13.3 -> 8.2, at 100,000
+ * - 400,000 positions 16 is 5-10% faster than 64; bench/bench_hotpath.py shows the rows). */
+#define CH__ROUTE_DMAX 64
+CH_INLINE void ch__route_batch(const ch_route *R, const uint64_t *hashes, size_t m,
+                               int32_t *out, const size_t D, const int far) {
     const uint64_t *q = R->q;
     const uint32_t *idx = R->idx;
     const int shift = R->shift;
     const uint64_t low = ((uint64_t)1 << R->b) - 1;
-    size_t j = 0;
-    if (m > 2 * D) {
-        const int far = R->n > (1u << 16);  /* a key's 4 words may span two lines */
-        uint32_t st[D];
-        for (size_t t = 0; t < D; t++) st[t] = idx[hashes[t] >> shift];
-        for (; j < m - 2 * D; j++) {
-            CH_PREFETCH(idx + (hashes[j + 2 * D] >> shift));
-            const uint32_t nx = idx[hashes[j + D] >> shift];
-            CH_PREFETCH(q + nx);
-            if (far) CH_PREFETCH(q + nx + 3);
-            const uint64_t h = hashes[j];
-            const uint64_t e = *ch__rscan(q + st[j % D], h & ~low);
-            st[j % D] = nx;
-            out[j] = (int32_t)(e & low);
-            if (CH_UNLIKELY(((e ^ h) & ~low) == 0))
-                out[j] = R->own[ch_find(R->pos, R->n, idx, shift, h)];
-        }
+    if (m <= D) {
+        for (size_t j = 0; j < m; j++) out[j] = ch_route1(R, hashes[j]);
+        return;
     }
-    for (; j < m; j++) out[j] = ch_route1(R, hashes[j]);
+    uint32_t st[CH__ROUTE_DMAX];
+    for (size_t t = 0; t < D; t++) {
+        st[t] = idx[hashes[t] >> shift];
+        CH_PREFETCH(q + st[t]);
+    }
+    /* Key j: its q word from st (read D keys ago), then key j + D's prefix entry read and its
+     * q line prefetched, key j + 2D's prefix entry prefetched.  Near the end of the batch the
+     * keys ahead run out, not the prefetching of those that are left. */
+    size_t j = 0;
+#define CH__ROUTE_STEP(AHEAD, FAR_AHEAD)                                        \
+    do {                                                                         \
+        uint32_t nx = 0;                                                         \
+        if (FAR_AHEAD) CH_PREFETCH(idx + (hashes[j + 2 * D] >> shift));         \
+        if (AHEAD) {                                                             \
+            nx = idx[hashes[j + D] >> shift];                                    \
+            CH_PREFETCH(q + nx);                                                 \
+            if (far) CH_PREFETCH(q + nx + 3);                                    \
+        }                                                                        \
+        const uint64_t h = hashes[j];                                            \
+        const uint64_t e = *ch__rscan(q + st[j & (D - 1)], h & ~low);            \
+        st[j & (D - 1)] = nx;                                                    \
+        out[j] = (int32_t)(e & low);                                             \
+        if (CH_UNLIKELY(((e ^ h) & ~low) == 0))                                  \
+            out[j] = R->own[ch_find(R->pos, R->n, idx, shift, h)];               \
+    } while (0)
+    for (; j + 2 * D < m; j++) CH__ROUTE_STEP(1, 1);
+    for (; j + D < m; j++) CH__ROUTE_STEP(1, 0);
+    for (; j < m; j++) CH__ROUTE_STEP(0, 0);
+#undef CH__ROUTE_STEP
+}
+
+/* One copy each (far: past 2^16 positions a key's 4 words may span two lines, so both are
+ * prefetched), out of line so that each gets the registers to itself. */
+CH_OUTLINE void ch__route_batch_l1(const ch_route *R, const uint64_t *h, size_t m, int32_t *out) {
+    ch__route_batch(R, h, m, out, 16, 0);
+}
+CH_OUTLINE void ch__route_batch_l2(const ch_route *R, const uint64_t *h, size_t m, int32_t *out) {
+    ch__route_batch(R, h, m, out, 16, 1);
+}
+CH_OUTLINE void ch__route_batch_mem(const ch_route *R, const uint64_t *h, size_t m, int32_t *out) {
+    ch__route_batch(R, h, m, out, CH__ROUTE_DMAX, 1);
+}
+
+static inline void ch_route_batch(const ch_route *R, const uint64_t *hashes, size_t m,
+                                  int32_t *out) {
+    if (R->n > (1u << 19))
+        ch__route_batch_mem(R, hashes, m, out);
+    else if (R->n > (1u << 16))
+        ch__route_batch_l2(R, hashes, m, out);
+    else
+        ch__route_batch_l1(R, hashes, m, out);
 }
 
 /* Sort (key, val) pairs by (key, val).  Ring positions are uniform hashes, so a sort by the

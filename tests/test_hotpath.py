@@ -35,7 +35,7 @@ def forced(positions: dict[bytes, int]):
 
 # -- the route layout -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("nodes", [1, 2, 100, 3000])
+@pytest.mark.parametrize("nodes", [1, 2, 100, 3000, 140_000])
 def test_route_layout_ties_in_the_high_bits_take_the_exact_search(nodes: int) -> None:
     # The route words keep a position's bits above the owner bits; positions that differ from a
     # key's hash only below them must still be decided on the full 64 bits.
@@ -60,8 +60,10 @@ def test_route_layout_ties_in_the_high_bits_take_the_exact_search(nodes: int) ->
     assert got == searchsorted_owners(ring, h).tolist()
 
 
-@pytest.mark.parametrize("nodes", [1, 7, 300, 70_000])
+@pytest.mark.parametrize("nodes", [1, 7, 300, 70_000, 140_000])
 def test_lookup_matches_searchsorted_at_every_size(nodes: int) -> None:
+    # 70,000 x 4 positions is past 2^16 (a key's words may span two lines), 140,000 x 4 past
+    # 2^19 (the batch prefetches 64 keys ahead instead of 16)
     ring = HashRing([f"n{i}" for i in range(nodes)], vnodes=4 if nodes > 1000 else 160)
     rng = np.random.default_rng(nodes)
     pos = ring.positions
@@ -71,6 +73,9 @@ def test_lookup_matches_searchsorted_at_every_size(nodes: int) -> None:
     want = searchsorted_owners(ring, h)
     assert np.array_equal(ring.lookup(h, threads=1), want)
     assert np.array_equal(ring.lookup(h[:5], threads=1), want[:5])  # below the prefetch depth
+    for m in (16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 130, 200, 2049):
+        # batches around each depth D and 2D: the keys ahead run out before the batch does
+        assert np.array_equal(ring.lookup(h[-m:], threads=1), want[-m:]), m
 
 
 # -- the builder's sort ---------------------------------------------------------------------------
