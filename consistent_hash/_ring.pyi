@@ -201,6 +201,9 @@ class _Ring(_Router):
     @property
     def prefix_index(self) -> npt.NDArray[np.uint32]: ...
     @property
+    def direct_table(self) -> npt.NDArray[np.uint64] | None:
+        """A small ring's direct table (uint64[2**tk]), None past 32,768 positions."""
+    @property
     def routing_owners(self) -> npt.NDArray[np.int32]:
         """int32[V]: the node each position routes to (owners, unless nodes are down)."""
     @property
@@ -548,6 +551,8 @@ def _crc32c_u64(key: int, seed: int, software: bool = False) -> int:
     """SSE4.2 crc32q's CRC-32C of key's 8 bytes from register seed (software: the tables)."""
 def _crc32c_hardware(use: bool | None = None) -> bool:
     """Whether the crc32 instruction is used; use=False/True switches (a test hook)."""
+def _simd_avx512(use: bool | None = None) -> bool:
+    """Whether batch searches use AVX-512; use=False/True switches (a test hook)."""
 
 @disjoint_base
 class _NBuckets(_Router):

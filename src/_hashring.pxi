@@ -72,6 +72,7 @@ cdef class _Ring(_Router):
     cdef object _own_arr                # int32[V]: the owners
     cdef object _prefix                 # uint32[2**k + 1]: the prefix index
     cdef object _route                  # uint64[V + CH_PAD]: the route layout q
+    cdef object _direct                 # uint64[2**tk]: the direct table (None: no table)
     cdef object _views                  # (positions, owners), made on first use
     cdef ch_route R                     # what the search kernels read
     cdef object _replica_tables         # r -> read-only int32[V, r]
@@ -173,7 +174,9 @@ cdef class _Ring(_Router):
         field): the owners lookups answer (a health ring's skip down nodes), and the route
         layout q built from them (built here when None)."""
         cdef int b = ch_owner_bits(<size_t>len(self.nodes))
+        cdef int tk = ch_direct_bits(self.n, b)
         cdef uint64_t *qp
+        cdef uint64_t *tp
         self.own = <const int32_t *>_buf(routing, False) if self.n else NULL
         if q is None:
             q = _np_empty(<Py_ssize_t>self.n + CH_PAD, _U64)
@@ -184,6 +187,18 @@ cdef class _Ring(_Router):
         self.R.q = <const uint64_t *>_buf(q, False)
         self.R.own = self.own
         self.R.b = b
+        # a small ring's direct table (ch_search.h), from the same routing owners
+        self._direct = None
+        self.R.t = NULL
+        self.R.tk = tk
+        self.R.tb = ch_direct_split_bits(tk, b) if tk else 0
+        if tk:
+            t = _np_empty(<Py_ssize_t>1 << tk, _U64)
+            tp = <uint64_t *>_buf(t, True)
+            with nogil:
+                ch_build_direct(self.pos, self.own, self.n, b, tk, tp)
+            self._direct = t
+            self.R.t = tp
         return 0
 
     cdef tuple views(self):
@@ -218,6 +233,16 @@ cdef class _Ring(_Router):
         are below b (k = log2(len - 1)), where the search for a hash starts."""
         _freeze(self._prefix)
         return self._prefix
+
+    @property
+    def direct_table(self):
+        """The read-only direct table a small ring's lookups read first (uint64[2**tk], one
+        word per bucket of the top tk bits of a hash; ch_search.h), None past 32,768
+        positions: derived from positions and routing_owners, never serialized."""
+        if self._direct is None:
+            return None
+        _freeze(self._direct)
+        return self._direct
 
     cdef void route(self, const uint64_t *h, Py_ssize_t m, int32_t *out) noexcept nogil:
         if self.R.own == self.own:

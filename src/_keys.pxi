@@ -33,6 +33,19 @@ import operator
 import numpy as np
 
 ch_crc_init()  # before any hash runs: the CRC tables of ch_crc.h
+ch_simd_detect()  # whether batch searches may use AVX-512 (ch_search.h)
+
+
+def _simd_avx512(object use=None):
+    """Whether batch searches use AVX-512 (a test hook: use=False forces the portable kernels,
+    use=True restores AVX-512 where the CPU has it); returns the old setting."""
+    global ch_simd_avx512
+    old = bool(ch_simd_avx512)
+    if use is not None:
+        ch_simd_avx512 = 0
+        if use:
+            ch_simd_detect()
+    return old
 
 # Every hash by name: read from the one table of src/ch_hashes.h (ids are written only there).
 HASH_IDS = {ch_hash_rows[i].name.decode("ascii"): ch_hash_rows[i].id

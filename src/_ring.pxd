@@ -114,7 +114,16 @@ cdef extern from "ch_search.h" nogil:
         uint32_t n
         int shift
         int b
+        const uint64_t *t
+        int tk
+        int tb
     int ch_owner_bits(size_t nodes)
+    int ch_direct_bits(size_t n, int b)
+    int ch_direct_split_bits(int tk, int b)
+    void ch_build_direct(const uint64_t *pos, const int32_t *own, uint32_t n, int b, int tk,
+                         uint64_t *t)
+    int ch_simd_avx512
+    void ch_simd_detect()
     void ch_route_layout(const uint64_t *pos, const int32_t *own, uint32_t n, int b, uint64_t *q)
     int32_t ch_route1(const ch_route *R, uint64_t h)
     uint32_t ch_route_index(const ch_route *R, uint64_t h)

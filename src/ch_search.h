@@ -154,14 +154,106 @@ typedef struct {
     uint32_t n;
     int shift;              /* 64 - k */
     int b;
+    const uint64_t *t;      /* the direct table (NULL: none), 2^tk words */
+    int tk;
+    int tb;                 /* bits of a split kept in a table word */
 } ch_route;
 
-/* The owner of hash h (the ring is not empty). */
-static inline int32_t ch_route1(const ch_route *R, uint64_t h) {
+/* The owner of hash h through the route layout and prefix index (the ring is not empty). */
+static inline int32_t ch__route_search(const ch_route *R, uint64_t h) {
     const uint64_t low = ((uint64_t)1 << R->b) - 1;
     const uint64_t e = *ch__rscan(R->q + R->idx[h >> R->shift], h & ~low);
     if (CH_UNLIKELY(((e ^ h) & ~low) == 0)) return R->own[ch_find(R->pos, R->n, R->idx, R->shift, h)];
     return (int32_t)(e & low);
+}
+
+/* The direct table of a small ring: one word per bucket of the top tk bits of a hash, with
+ * 2^tk the power of two at least 4V (tk = ceil(log2 V) + 2, so a bucket holds a quarter of a
+ * position on average), for rings of at most CH_DIRECT_MAX positions (a table of at most 2^17
+ * words, 1 MB: 32 to 64 bytes a position).  A bucket holding no position answers every hash
+ * in it with the owner of the first position of a later bucket (wrapping to position 0); one
+ * holding a single position p answers a hash h <= p with p's owner, a larger one with the
+ * next position's.  So its word is, high to low,
+ *     split (tb bits) | o_le (b bits) | o_gt (b bits) | 0,
+ * split the tb bits of p below its top tk (all ones for an empty bucket, above every hash),
+ * o_le and o_gt the two owners, b = ch_owner_bits: a lookup loads one word (the search loads
+ * a prefix entry and then a line of q, dependent), compares the same bits of h with the
+ * split, and shifts out an owner.  A bucket of two or more positions has the word 1, and a
+ * hash whose bits equal the split (p and h may still differ below them) is decided by the
+ * search: both exact, both rare (about 2.6% and 2^-tb of the hashes, tb >= 16). */
+#define CH_DIRECT_MAX ((uint32_t)1 << 15)
+
+/* tb: the split bits below the top tk that fit beside 2 owners of b bits and the tag bit. */
+static inline int ch_direct_split_bits(int tk, int b) {
+    const int room = 63 - 2 * b, below = 64 - tk;
+    return room < below ? room : below;
+}
+
+/* tk for a ring of n positions whose owners have b bits, 0 for no table (a big ring, or
+ * owners too wide to leave a split of 16 bits). */
+static inline int ch_direct_bits(size_t n, int b) {
+    if (n == 0 || n > CH_DIRECT_MAX || b > 23) return 0;
+    int c = 0;
+    while (((size_t)1 << c) < n) c++;   /* ceil(log2 n) */
+    return c + 2;
+}
+
+/* t[0 .. 2^tk) for the sorted positions pos[0 .. n) and their routing owners own. */
+static inline void ch_build_direct(const uint64_t *pos, const int32_t *own, uint32_t n, int b,
+                                   int tk, uint64_t *t) {
+    const int tb = ch_direct_split_bits(tk, b), at = 1 + 2 * b;
+    const uint64_t nb = (uint64_t)1 << tk, low = ((uint64_t)1 << b) - 1;
+    const uint64_t ones = ((uint64_t)1 << tb) - 1;    /* tb <= 62 */
+    uint32_t i = 0;
+    for (uint64_t bk = 0; bk < nb; bk++) {
+        const uint32_t s = i;
+        while (i < n && (pos[i] >> (64 - tk)) == bk) i++;
+        const uint64_t later = (uint64_t)(uint32_t)own[i < n ? i : 0] & low;
+        if (i == s)
+            t[bk] = (ones << at) | (later << (1 + b)) | (later << 1);
+        else if (i == s + 1)
+            t[bk] = (((pos[s] << tk) >> (64 - tb)) << at) |
+                    (((uint64_t)(uint32_t)own[s] & low) << (1 + b)) | (later << 1);
+        else
+            t[bk] = 1;
+    }
+}
+
+/* What a lookup in the direct table needs, in locals (a batch's stores could alias R). */
+typedef struct {
+    const uint64_t *t;
+    int top, tk, below, at, le;     /* 64 - tk, tk, 64 - tb, the split's shift, o_le's */
+    uint64_t low;
+} ch__dt;
+
+CH_INLINE ch__dt ch__dt_of(const ch_route *R) {
+    ch__dt d;
+    d.t = R->t;
+    d.top = 64 - R->tk;
+    d.tk = R->tk;
+    d.below = 64 - R->tb;
+    d.at = 1 + 2 * R->b;
+    d.le = 1 + R->b;
+    d.low = ((uint64_t)1 << R->b) - 1;
+    return d;
+}
+
+/* The owner of h from the direct table into *o; nonzero when the search must decide. */
+CH_INLINE int ch__direct1(const ch__dt *d, uint64_t h, int32_t *o) {
+    const uint64_t e = d->t[h >> d->top];
+    const uint64_t hs = (h << d->tk) >> d->below, sp = e >> d->at;
+    *o = (int32_t)((e >> (hs > sp ? 1 : d->le)) & d->low);
+    return (int)(e & 1) | (hs == sp);
+}
+
+/* The owner of hash h (the ring is not empty). */
+static inline int32_t ch_route1(const ch_route *R, uint64_t h) {
+    if (R->t) {
+        const ch__dt d = ch__dt_of(R);
+        int32_t o;
+        if (CH_LIKELY(!ch__direct1(&d, h, &o))) return o;
+    }
+    return ch__route_search(R, h);
 }
 
 /* The index of the first position >= h, wrapping to 0 (the ring is not empty). */
@@ -237,9 +329,83 @@ CH_OUTLINE void ch__route_batch_mem(const ch_route *R, const uint64_t *h, size_t
     ch__route_batch(R, h, m, out, CH__ROUTE_DMAX, 1);
 }
 
+/* The direct table over a batch: a word a key, the few keys it leaves to the search. */
+CH_OUTLINE void ch__direct_batch(const ch_route *R, const uint64_t *h, size_t m, int32_t *out) {
+    const ch__dt d = ch__dt_of(R);
+    for (size_t j = 0; j < m; j++) {
+        int32_t o;
+        const int hard = ch__direct1(&d, h[j], &o);
+        out[j] = o;
+        if (CH_UNLIKELY(hard)) out[j] = ch__route_search(R, h[j]);
+    }
+}
+
+/* The same 8 keys at a time with AVX-512F (one gather of 8 table words), where the compiler
+ * can target it and the CPU has it: chosen at run time (ch_simd_detect), so the extension
+ * still runs on any x86-64. */
+#if (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 7)) && defined(__x86_64__) && \
+    !defined(CH_NO_AVX512)
+#define CH_HAVE_AVX512 1
+#include <immintrin.h>
+__attribute__((target("avx512f"), noinline))
+static void ch__direct_batch_avx512(const ch_route *R, const uint64_t *h, size_t m,
+                                    int32_t *out) {
+    const ch__dt d = ch__dt_of(R);
+    const long long *t = (const long long *)d.t;
+    const __m128i c_top = _mm_cvtsi32_si128(d.top), c_tk = _mm_cvtsi32_si128(d.tk);
+    const __m128i c_below = _mm_cvtsi32_si128(d.below), c_at = _mm_cvtsi32_si128(d.at);
+    const __m512i low = _mm512_set1_epi64((long long)d.low), one = _mm512_set1_epi64(1);
+    const __m512i at_le = _mm512_set1_epi64(d.le);
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    /* The keys the search decides are noted (their offsets compressed into a vector and
+     * stored whole, without a branch) and searched after each run of 256 keys. */
+    long long left[256 + 8];
+    size_t j = 0;
+    while (j + 8 <= m) {
+        const size_t stop = j + 256 <= m ? j + 256 : m - (m - j) % 8;
+        size_t nl = 0;
+        for (; j < stop; j += 8) {
+            const __m512i hv = _mm512_loadu_si512((const void *)(h + j));
+            const __m512i e = _mm512_i64gather_epi64(_mm512_srl_epi64(hv, c_top), t, 8);
+            const __m512i hs = _mm512_srl_epi64(_mm512_sll_epi64(hv, c_tk), c_below);
+            const __m512i sp = _mm512_srl_epi64(e, c_at);
+            const __mmask8 gt = _mm512_cmpgt_epu64_mask(hs, sp);
+            const __m512i o = _mm512_and_si512(
+                _mm512_srlv_epi64(e, _mm512_mask_blend_epi64(gt, at_le, one)), low);
+            _mm256_storeu_si256((__m256i *)(void *)(out + j), _mm512_cvtepi64_epi32(o));
+            const __mmask8 bad = _mm512_test_epi64_mask(e, one) | _mm512_cmpeq_epu64_mask(hs, sp);
+            _mm512_storeu_si512((void *)(left + nl), _mm512_maskz_compress_epi64(
+                bad, _mm512_add_epi64(lane, _mm512_set1_epi64((long long)j))));
+            nl += (size_t)__builtin_popcount((unsigned)bad);
+        }
+        for (size_t i = 0; i < nl; i++)
+            out[left[i]] = ch__route_search(R, h[left[i]]);
+    }
+    for (; j < m; j++) out[j] = ch_route1(R, h[j]);
+}
+#endif
+
+/* Whether batches use AVX-512 (set by ch_simd_detect at import; a test hook may clear it). */
+static int ch_simd_avx512 = 0;
+
+static inline void ch_simd_detect(void) {
+#ifdef CH_HAVE_AVX512
+    __builtin_cpu_init();
+    ch_simd_avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
+#endif
+}
+
 static inline void ch_route_batch(const ch_route *R, const uint64_t *hashes, size_t m,
                                   int32_t *out) {
-    if (R->n > (1u << 19))
+    if (R->t) {
+#ifdef CH_HAVE_AVX512
+        if (ch_simd_avx512) {
+            ch__direct_batch_avx512(R, hashes, m, out);
+            return;
+        }
+#endif
+        ch__direct_batch(R, hashes, m, out);
+    } else if (R->n > (1u << 19))
         ch__route_batch_mem(R, hashes, m, out);
     else if (R->n > (1u << 16))
         ch__route_batch_l2(R, hashes, m, out);

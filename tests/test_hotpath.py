@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -76,6 +77,154 @@ def test_lookup_matches_searchsorted_at_every_size(nodes: int) -> None:
     for m in (16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 130, 200, 2049):
         # batches around each depth D and 2D: the keys ahead run out before the batch does
         assert np.array_equal(ring.lookup(h[-m:], threads=1), want[-m:]), m
+
+
+# -- the direct table of a small ring -------------------------------------------------------------
+
+def _owner_bits(nodes: int) -> int:
+    return (nodes - 1).bit_length() if nodes > 1 else 0
+
+
+def _table_words(pos: np.ndarray, own: np.ndarray, nodes: int, tk: int) -> np.ndarray:
+    """The table as ch_search.h documents it, from the sorted positions and routing owners:
+    split | o_le | o_gt | 0 for a bucket of one position, the next position's owner twice under
+    an all-ones split for an empty one, the word 1 for a bucket of two or more."""
+    b = _owner_bits(nodes)
+    tb = min(63 - 2 * b, 64 - tk)
+    bucket = (pos >> np.uint64(64 - tk)).astype(np.int64)
+    count = np.bincount(bucket, minlength=1 << tk)
+    first = np.searchsorted(bucket, np.arange(1 << tk), side="left")  # first position in it
+    after = np.searchsorted(bucket, np.arange(1 << tk), side="right")  # first of a later one
+    nxt = own[after % len(pos)].astype(np.uint64)
+    split = np.full(1 << tk, (1 << tb) - 1, dtype=np.uint64)
+    o_le = nxt.copy()
+    one = count == 1
+    split[one] = (pos[first[one]] << np.uint64(tk)) >> np.uint64(64 - tb)
+    o_le[one] = own[first[one]].astype(np.uint64)
+    words = (split << np.uint64(1 + 2 * b)) | (o_le << np.uint64(1 + b)) | (nxt << np.uint64(1))
+    words[count >= 2] = 1
+    return np.asarray(words, dtype=np.uint64)
+
+
+def _adversarial(pos: np.ndarray, tk: int, tb: int, rng: np.random.Generator) -> np.ndarray:
+    """Keys at, just below and just above every position; keys whose top tk + tb bits are a
+    position's but which differ below them; every bucket's first and last hash (the last one's
+    bits equal an empty bucket's all-ones split); and random keys."""
+    u = np.uint64
+    low = (u(1) << u(64 - tk - tb)) - u(1)
+    edges = (np.arange(1 << tk, dtype=np.uint64) << u(64 - tk))
+    return np.concatenate([pos, pos - u(1), pos + u(1), pos ^ low, pos & ~low, pos | low,
+                           edges, edges - u(1), rng.integers(0, 2**64, 20_000, dtype=np.uint64),
+                           np.array([0, 1, MASK64], dtype=np.uint64)])
+
+
+@pytest.fixture(params=["avx512", "portable"])
+def simd(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each batch kernel of the direct table: AVX-512 where the CPU has it, the portable one."""
+    if request.param == "avx512" and not _ring._simd_avx512():
+        pytest.skip("this CPU (or compiler) has no AVX-512F: the portable kernel is the one run")
+    old = _ring._simd_avx512(request.param == "avx512")
+    try:
+        yield request.param
+    finally:
+        _ring._simd_avx512(old)
+
+
+# (nodes, vnodes): 1 and 2 positions, 16,000 (the hot path's ring), 32,640 and 32,768 (the
+# largest with a table), 32,769 (none), 20,000 nodes of one vnode (15 owner bits: a split of
+# 33 bits), 100 nodes of 330 (a table of 2^17 words)
+SIZES = [(1, 1), (2, 1), (1, 7), (100, 160), (204, 160), (256, 128), (32_769, 1), (20_000, 1),
+         (100, 330)]
+
+
+@pytest.mark.parametrize("nodes,vnodes", SIZES)
+def test_direct_table_is_its_documented_layout(nodes: int, vnodes: int) -> None:
+    ring = HashRing([f"n{i}" for i in range(nodes)], vnodes=vnodes)
+    core = ring._core
+    n = len(ring.positions)
+    t = core.direct_table
+    if n > 32_768:
+        assert t is None
+        return
+    tk = max(n - 1, 0).bit_length() + 2  # the power of two at least 4n
+    assert t.dtype == np.uint64 and len(t) == 1 << tk and t.nbytes <= 1 << 20
+    assert 32 * n <= t.nbytes <= max(64 * n, 32)  # the memory the README states
+    assert not t.flags.writeable
+    assert np.array_equal(t, _table_words(ring.positions, core.routing_owners, nodes, tk))
+
+
+@pytest.mark.parametrize("nodes,vnodes", SIZES)
+def test_direct_table_lookups_match_searchsorted(simd: str, nodes: int, vnodes: int) -> None:
+    ring = HashRing([f"n{i}" for i in range(nodes)], vnodes=vnodes)
+    pos = ring.positions
+    n = len(pos)
+    tk = max(n - 1, 0).bit_length() + 2
+    tb = min(63 - 2 * _owner_bits(nodes), 64 - tk)
+    h = _adversarial(pos, tk, tb, np.random.default_rng(n))
+    want = searchsorted_owners(ring, h)
+    assert np.array_equal(ring.lookup(h, threads=1), want)
+    assert np.array_equal(ring.lookup(h, threads=2), want)
+    # batch lengths around the 8 lanes and the runs of 256 the AVX-512 kernel notes hard keys in
+    for m in (1, 2, 7, 8, 9, 15, 16, 17, 255, 256, 257, 263, 512, 515):
+        for start in (0, len(h) - m):
+            assert np.array_equal(ring.lookup(h[start:start + m], threads=1),
+                                  want[start:start + m]), (m, start)
+    one = [ring._core.index_of_hash(int(x)) for x in h[::7]]  # the per-request route
+    assert one == want[::7].tolist()
+    keys = [f"k{i}" for i in range(3000)]
+    assert ring.get_many(keys).tolist() == [ring.get(k) for k in keys] == \
+        [ring.nodes[i] for i in searchsorted_owners(
+            ring, np.array([xxhash.xxh3_64_intdigest(k.encode()) for k in keys], np.uint64))]
+
+
+def test_direct_table_buckets_of_several_positions_and_equal_splits(simd: str) -> None:
+    # Positions placed by hand: several in one bucket (word 1), pairs equal in the split bits
+    # and differing only below them, a position at a bucket's first and at its last hash, and
+    # one at 2^64 - 1; every probe is decided exactly.
+    names = [f"n{i}" for i in range(5)]
+    tk = (5 * 3 - 1).bit_length() + 2  # 15 positions: a table of 2^6 words
+    top = 64 - tk
+    labels = {}
+    spots = [(3 << top) + 5, (3 << top) + 9, (3 << top) + (1 << 40),  # three in one bucket
+             (7 << top) + (1 << 30), (7 << top) + (1 << 30) + 1,  # equal in the split bits
+             (9 << top), (11 << top) - 1,  # a bucket's first hash, another's last
+             (20 << top) + 12345, MASK64, (40 << top) + (1 << 50), (41 << top) + 77,
+             (50 << top) + 1, (60 << top) + 3, (61 << top) + 4, (62 << top) + 5]
+    for j, p in enumerate(spots):
+        labels[f"{names[j % 5]}#{j // 5}".encode()] = p
+    ring = HashRing(names, vnodes=3, hash=forced(labels))
+    assert sorted(ring.positions.tolist()) == sorted(spots)
+    t = ring._core.direct_table
+    assert len(t) == 1 << tk and t[3] == 1
+    u = np.uint64
+    pos = ring.positions
+    h = np.concatenate([pos, pos - u(1), pos + u(1), pos + u(2),
+                        np.arange(1 << tk, dtype=u) << u(top),
+                        (np.arange(1, (1 << tk) + 1, dtype=u) << u(top)) - u(1)])
+    want = searchsorted_owners(ring, h)
+    assert np.array_equal(ring.lookup(h, threads=1), want)
+    assert [ring._core.index_of_hash(int(x)) for x in h] == want.tolist()
+
+
+@pytest.mark.parametrize("down", [1, 3, 50])
+def test_direct_table_routes_around_down_nodes(simd: str, down: int) -> None:
+    # a few down (the health ring searches the true owners and walks on) and many (routing
+    # owners of their own, the table built from them); mark_up restores the first table
+    ring = HashRing([f"n{i}" for i in range(100)], vnodes=160)
+    before = ring._core.direct_table.copy()
+    for i in range(down):
+        ring.mark_down(f"n{i * 2}")
+    core = ring._core
+    pos = ring.positions
+    h = _adversarial(pos, 16, min(63 - 14, 48), np.random.default_rng(down))
+    want = core.routing_owners[np.searchsorted(pos, h, side="left") % len(pos)]
+    assert np.array_equal(ring.lookup(h, threads=1), want)
+    assert [core.index_of_hash(int(x)) for x in h[::5]] == want[::5].tolist()
+    assert not set(want.tolist()) & {ring.nodes.index(f"n{i * 2}") for i in range(down)}
+    for i in range(down):
+        ring.mark_up(f"n{i * 2}")
+    assert np.array_equal(ring._core.direct_table, before)
+    assert np.array_equal(ring.lookup(h, threads=1), searchsorted_owners(ring, h))
 
 
 # -- the builder's sort ---------------------------------------------------------------------------
