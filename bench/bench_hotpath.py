@@ -316,8 +316,12 @@ KERNEL_CASES = ("list of str", "NumPy S", "lookup", "NumPy int64", "list of int"
 KERNEL_TARGETS = (">= 1.4", ">= 1.6", ">= 1.6", ">= 1.0", ">= 1.0")
 
 
-def kernel_times(n: int, runs: int) -> dict[str, float]:
-    """threads=1 ns/key of the batch kernels in this process (the worker of --baseline)."""
+def kernel_times(n: int, runs: int, tree: str) -> dict[str, float]:
+    """threads=1 ns/key of the batch kernels in this process (the worker of --baseline), with
+    tree's build: its directory goes first on sys.path (before this script's, which the
+    module's start put there), and where the package came from is returned to be checked."""
+    sys.path.insert(0, tree)
+    import consistent_hash
     from consistent_hash import HashRing
 
     keys = bench.make_keys(n, 20240601)
@@ -334,14 +338,14 @@ def kernel_times(n: int, runs: int) -> dict[str, float]:
                  "list of int": lambda: ring.get_indices(int_list, out, threads=1)}, runs)
     digest = hashlib.sha256(ring.get_indices(keys, threads=1).tobytes()
                             + ring.get_indices(ints, threads=1).tobytes()).hexdigest()[:16]
-    return {**{k: v / n for k, v in t.items()}, "digest": digest}  # type: ignore[dict-item]
+    return {**{k: v / n for k, v in t.items()}, "digest": digest,  # type: ignore[dict-item]
+            "module": os.path.realpath(consistent_hash.__file__)}
 
 
 def _worker(tree: str, n: int, runs: int) -> dict[str, Any]:
-    env = dict(os.environ, PYTHONPATH=tree)
     p = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker-kernels",
-                        str(n), str(runs)], env=env, capture_output=True, text=True,
-                       cwd=tempfile.gettempdir(), check=True)
+                        str(n), str(runs), "--worker-tree", tree], capture_output=True,
+                       text=True, cwd=tempfile.gettempdir(), check=True)
     data: dict[str, Any] = json.loads(p.stdout.strip().splitlines()[-1])
     return data
 
@@ -361,6 +365,9 @@ def sec_kernels(rep: Report, q: bool, baseline: str | None) -> None:
         b = _worker(baseline, n, runs)
         o = _worker(ROOT, n, runs)
         rep.check(f"{base_rev} and ours route the keys alike", b["digest"] == o["digest"])
+        for tree, w in ((baseline, b), (ROOT, o)):
+            rep.check(f"the worker for {tree} imported its build",
+                      w["module"].startswith(os.path.realpath(tree) + os.sep))
         for k in KERNEL_CASES:
             ratios[k].append(b[k] / o[k])
             ours_t[k].append(o[k])
@@ -522,9 +529,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="OUT")
     ap.add_argument("--worker-kernels", nargs=2, type=int, metavar=("N", "RUNS"),
                     help=argparse.SUPPRESS)
+    ap.add_argument("--worker-tree", default=ROOT, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker_kernels:
-        print(json.dumps(kernel_times(*a.worker_kernels)))
+        print(json.dumps(kernel_times(*a.worker_kernels, a.worker_tree)))
         return 0
     started = time.monotonic()
     only = [s.strip() for s in a.only.split(",") if s.strip()]
