@@ -36,4 +36,27 @@
 #  define CH_OUTLINE       static inline
 #endif
 
+/* AVX-512F kernels (Skylake-SP, Ice Lake, Zen 4 and later), compiled where the compiler can
+ * target them on x86-64 (CH_AVX512 marks each) and chosen at run time: a caller reads
+ * ch_simd_avx512, which ch_simd_detect sets once at import, so the extension still runs on
+ * any x86-64.  -DCH_NO_AVX512 leaves them out; a test hook may clear the flag. */
+#if (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 7)) && defined(__x86_64__) && \
+    !defined(CH_NO_AVX512)
+#  define CH_HAVE_AVX512 1
+#  include <immintrin.h>
+#  define CH_AVX512 __attribute__((target("avx512f"), noinline))
+static int ch_simd_avx512 __attribute__((unused)) = 0;
+static inline void ch_simd_detect(void) {
+    __builtin_cpu_init();
+    ch_simd_avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
+}
+#else
+#  if defined(__GNUC__) || defined(__clang__)
+static int ch_simd_avx512 __attribute__((unused)) = 0;
+#  else
+static int ch_simd_avx512 = 0;
+#  endif
+static inline void ch_simd_detect(void) {}
+#endif
+
 #endif /* CH_PLATFORM_H */

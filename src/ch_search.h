@@ -340,16 +340,11 @@ CH_OUTLINE void ch__direct_batch(const ch_route *R, const uint64_t *h, size_t m,
     }
 }
 
-/* The same 8 keys at a time with AVX-512F (one gather of 8 table words), where the compiler
- * can target it and the CPU has it: chosen at run time (ch_simd_detect), so the extension
- * still runs on any x86-64. */
-#if (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 7)) && defined(__x86_64__) && \
-    !defined(CH_NO_AVX512)
-#define CH_HAVE_AVX512 1
-#include <immintrin.h>
-__attribute__((target("avx512f"), noinline))
-static void ch__direct_batch_avx512(const ch_route *R, const uint64_t *h, size_t m,
-                                    int32_t *out) {
+/* The same 8 keys at a time with AVX-512 (one gather of 8 table words), where the compiler
+ * can target it and the CPU has it (ch_platform.h). */
+#ifdef CH_HAVE_AVX512
+CH_AVX512 static void ch__direct_batch_avx512(const ch_route *R, const uint64_t *h, size_t m,
+                                              int32_t *out) {
     const ch__dt d = ch__dt_of(R);
     const long long *t = (const long long *)d.t;
     const __m128i c_top = _mm_cvtsi32_si128(d.top), c_tk = _mm_cvtsi32_si128(d.tk);
@@ -384,16 +379,6 @@ static void ch__direct_batch_avx512(const ch_route *R, const uint64_t *h, size_t
     for (; j < m; j++) out[j] = ch_route1(R, h[j]);
 }
 #endif
-
-/* Whether batches use AVX-512 (set by ch_simd_detect at import; a test hook may clear it). */
-static int ch_simd_avx512 = 0;
-
-static inline void ch_simd_detect(void) {
-#ifdef CH_HAVE_AVX512
-    __builtin_cpu_init();
-    ch_simd_avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
-#endif
-}
 
 static inline void ch_route_batch(const ch_route *R, const uint64_t *hashes, size_t m,
                                   int32_t *out) {
