@@ -227,6 +227,36 @@ def test_direct_table_routes_around_down_nodes(simd: str, down: int) -> None:
     assert np.array_equal(ring.lookup(h, threads=1), searchsorted_owners(ring, h))
 
 
+# -- NumPy S rows ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("w", [1, 2, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40])
+def test_fixed_bytes_rows_of_every_width_and_length(w: int) -> None:
+    # Keys of every length 0..w, with NULs inside them (kept) and after them (dropped, as NumPy
+    # drops them), in arrays of 1 row up to many (the trim reads a row a word at a time, from
+    # its end), against each key's bytes hashed by xxhash and searched by np.searchsorted.
+    rng = np.random.default_rng(w)
+    keys: list[bytes] = []
+    for length in range(w + 1):
+        for _ in range(6):
+            b = bytearray(rng.integers(1, 256, length, dtype=np.uint8).tobytes())
+            if length > 2 and rng.random() < 0.5:
+                b[int(rng.integers(0, length - 1))] = 0  # a NUL inside the key
+            keys.append(bytes(b))
+    order = rng.permutation(len(keys))
+    keys = [keys[i] for i in order]
+    ring = HashRing([f"n{i}" for i in range(100)])
+    arr = np.array(keys, dtype=f"S{w}")
+    assert arr.tolist() == [k.rstrip(b"\0") for k in keys]  # what NumPy keeps of each
+    want = searchsorted_owners(ring, np.array(
+        [xxhash.xxh3_64_intdigest(k) for k in arr.tolist()], dtype=np.uint64))
+    assert np.array_equal(ring.get_indices(arr, threads=1), want)
+    for m in range(1, min(len(arr), 70)):  # the last rows of arrays of every short length
+        assert np.array_equal(ring.get_indices(arr[:m], threads=1), want[:m]), m
+        assert np.array_equal(ring.get_indices(arr[-m:], threads=1), want[-m:]), m
+    reps = 70_000 // len(arr) + 1  # long enough to be cut into chunks, split over two threads
+    assert np.array_equal(ring.get_indices(np.tile(arr, reps), threads=2), np.tile(want, reps))
+
+
 # -- the builder's sort ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("n", [3, 1000, 70_000, 300_000])
