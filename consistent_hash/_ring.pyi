@@ -553,6 +553,8 @@ def _crc32c_hardware(use: bool | None = None) -> bool:
     """Whether the crc32 instruction is used; use=False/True switches (a test hook)."""
 def _simd_avx512(use: bool | None = None) -> bool:
     """Whether batch searches use AVX-512; use=False/True switches (a test hook)."""
+def _np_arrays_in_c(use: bool | None = None) -> bool:
+    """Whether small batches make their arrays in C; use=False/True switches (a test hook)."""
 
 @disjoint_base
 class _NBuckets(_Router):

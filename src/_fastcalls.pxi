@@ -30,6 +30,48 @@ cdef enum:
 _OBJ = np.dtype(object)
 
 
+# The small batches' result arrays, made in C through NumPy's C-API table where it is one
+# ch_nparray.h knows (np.empty otherwise): np.empty's call is most of a one-key call's cost.
+from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetPointer
+
+cdef extern from "ch_nparray.h":
+    int ch_np_init(void *table)
+    object ch_np_empty1(Py_ssize_t n, int typenum)
+
+cdef int _NP_I32 = _I32.num
+cdef int _NP_OBJ = _OBJ.num
+
+
+cdef bint _np_table() except -1:
+    """Whether ch_nparray.h can make arrays: NumPy's C-API capsule found and its ABI known."""
+    import importlib
+    try:
+        try:
+            m = importlib.import_module("numpy._core._multiarray_umath")
+        except ModuleNotFoundError:  # NumPy 1.x
+            m = importlib.import_module("numpy.core._multiarray_umath")
+        cap = m._ARRAY_API
+    except (ImportError, AttributeError):
+        return False
+    if not PyCapsule_CheckExact(cap):
+        return False
+    return ch_np_init(PyCapsule_GetPointer(cap, NULL)) == 1
+
+
+cdef bint _np_in_c = _np_table()
+
+
+def _np_arrays_in_c(object use=None):
+    """Whether the small-batch calls make their arrays through NumPy's C-API table (a test
+    hook: use=False makes them with np.empty, use=True goes back to the table where NumPy's
+    ABI allows it); returns the old setting."""
+    global _np_in_c
+    old = bool(_np_in_c)
+    if use is not None:
+        _np_in_c = bool(use) and _np_table()
+    return old
+
+
 cdef inline bint _plain_key(object key):
     return type(key) is str or type(key) is bytes
 
@@ -148,7 +190,7 @@ cdef class _RouterBase:
                 and _threads_ok(threads)):
             n = len(keys)
             if 0 < n <= _SMALL_BATCH and self._small(core, keys, n, idx):
-                names = _np_empty(n, _OBJ)
+                names = ch_np_empty1(n, _NP_OBJ) if _np_in_c else _np_empty(n, _OBJ)
                 ch_take_objects_small(PySequence_Fast_ITEMS(core.nodes), idx, n,
                                       <PyObject **>_buf(names, True))
                 return names
@@ -164,7 +206,7 @@ cdef class _RouterBase:
                 and type(nulls) is str and nulls == "raise" and _threads_ok(threads)):
             n = len(keys)
             if 0 < n <= _SMALL_BATCH:
-                res = _np_empty(n, _I32)
+                res = ch_np_empty1(n, _NP_I32) if _np_in_c else _np_empty(n, _I32)
                 if self._small(core, keys, n, <int32_t *>_buf(res, True)):
                     return res
         return self._get_indices_slow(keys, out, nulls=nulls, threads=threads)

@@ -807,14 +807,15 @@ static inline Py_ssize_t ch_take_objects(PyObject *const *src, Py_ssize_t nsrc,
 }
 
 /* dst[i] = src[idx[i]] with a new reference, for a few items (idx -1 leaves dst[i], a None,
- * alone): the per-item form of ch_take_objects, with no per-node count to clear. */
+ * alone; an item may also be NULL before, in an array of ch_np_empty1 whose every item this
+ * writes): the per-item form of ch_take_objects, with no per-node count to clear. */
 static inline void ch_take_objects_small(PyObject *const *src, const int32_t *idx, Py_ssize_t m,
                                          PyObject **dst) {
     for (Py_ssize_t i = 0; i < m; i++) {
         const int32_t j = idx[i];
         if (j < 0) continue;
         Py_INCREF(src[j]);
-        Py_DECREF(dst[i]);
+        Py_XDECREF(dst[i]);  /* None (np.empty), or NULL (ch_np_empty1) */
         dst[i] = src[j];
     }
 }

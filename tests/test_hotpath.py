@@ -382,6 +382,48 @@ def test_small_batches_and_get_are_the_pipelines(name: str, router, spec) -> Non
                 [router._replicas_slow(k, 2) for k in batch]
 
 
+@pytest.fixture(params=[True, False], ids=["C-API table", "np.empty"])
+def np_arrays(request: pytest.FixtureRequest) -> Iterator[bool]:
+    """The small batches' arrays made through NumPy's C-API table, and with np.empty."""
+    old = _ring._np_arrays_in_c(request.param)
+    try:
+        if request.param and not _ring._np_arrays_in_c():
+            pytest.skip("this NumPy's C-API table is not one ch_nparray.h knows")
+        yield request.param
+    finally:
+        _ring._np_arrays_in_c(old)
+
+
+def test_small_batch_arrays_are_numpys_own(np_arrays: bool) -> None:
+    # the arrays a small batch returns are plain, owning, writeable NumPy arrays, equal to the
+    # pipeline's; the names are the ring's own str objects, each reference counted once per
+    # item (a miscount shows in sys.getrefcount over many calls, or crashes at the end)
+    ring = HashRing([f"n{i}" for i in range(100)])
+    keys = [f"user:{i}" for i in range(37)]
+    want = ring._get_indices_slow(keys)
+    for n in (1, 2, 10, 37):
+        a = ring.get_indices(keys[:n])
+        assert type(a) is np.ndarray and a.dtype == np.int32 and a.shape == (n,)
+        assert a.flags.c_contiguous and a.flags.writeable and a.flags.owndata and a.base is None
+        assert np.array_equal(a, want[:n])
+        a[:] = -5  # its own memory
+        assert np.array_equal(ring.get_indices(keys[:n]), want[:n])
+        names = ring.get_many(keys[:n])
+        assert type(names) is np.ndarray and names.dtype == object and names.flags.owndata
+        assert all(x is ring.nodes[i] for x, i in zip(names.tolist(), want[:n].tolist()))
+    name = ring.nodes[int(want[0])]
+    before = sys.getrefcount(name)
+    kept = [ring.get_many(keys[:1]) for _ in range(1000)]
+    assert sys.getrefcount(name) == before + 1000
+    del kept
+    for _ in range(1000):
+        ring.get_many(keys[:1])
+    assert sys.getrefcount(name) == before
+    out, nodes = ring.get_many(keys[:3]), list(ring.nodes)
+    del ring  # the arrays keep what they hold
+    assert out.tolist() == [nodes[i] for i in want[:3].tolist()]
+
+
 def test_small_batch_errors_are_the_pipelines() -> None:
     ring = HashRing(["a", "b"])
     for bad in ([None], ["a", None], ["a", 1.5], [True]):
