@@ -202,7 +202,10 @@ class _Ring(_Router):
     def prefix_index(self) -> npt.NDArray[np.uint32]: ...
     @property
     def direct_table(self) -> npt.NDArray[np.uint64] | None:
-        """A small ring's direct table (uint64[2**tk]), None past 32,768 positions."""
+        """A small ring's direct table (uint64[2**tk]; built here if not yet), None past
+        32,768 positions."""
+    @property
+    def direct_table_built(self) -> bool: ...
     @property
     def routing_owners(self) -> npt.NDArray[np.int32]:
         """int32[V]: the node each position routes to (owners, unless nodes are down)."""

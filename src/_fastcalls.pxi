@@ -105,6 +105,8 @@ cdef inline object _ring_get(_Ring core, object key):
         core.check()
     cdef uint64_t h = core.hasher.hash_one(key)
     cdef int32_t i
+    if core._direct is None and core.R.tk:
+        core.note_lookups(1)
     if core.R.own == core.own:
         i = ch_route1(&core.R, h)
     else:
@@ -227,5 +229,6 @@ cdef class _RouterBase:
             return False
         if hs.raw_ints:
             ch_raw_int_objects(items, n, h)
+        core.note_lookups(n)
         core.route(h, n, out)
         return True

@@ -72,7 +72,9 @@ cdef class _Ring(_Router):
     cdef object _own_arr                # int32[V]: the owners
     cdef object _prefix                 # uint32[2**k + 1]: the prefix index
     cdef object _route                  # uint64[V + CH_PAD]: the route layout q
-    cdef object _direct                 # uint64[2**tk]: the direct table (None: no table)
+    cdef object _direct                 # uint64[2**tk]: the direct table (None: not built)
+    cdef int64_t _looked                # keys looked up since set_routing (see note_lookups)
+    cdef int _claim                     # 1 once a thread has taken the table's build
     cdef object _views                  # (positions, owners), made on first use
     cdef ch_route R                     # what the search kernels read
     cdef object _replica_tables         # r -> read-only int32[V, r]
@@ -176,7 +178,6 @@ cdef class _Ring(_Router):
         cdef int b = ch_owner_bits(<size_t>len(self.nodes))
         cdef int tk = ch_direct_bits(self.n, b)
         cdef uint64_t *qp
-        cdef uint64_t *tp
         self.own = <const int32_t *>_buf(routing, False) if self.n else NULL
         if q is None:
             q = _np_empty(<Py_ssize_t>self.n + CH_PAD, _U64)
@@ -187,18 +188,42 @@ cdef class _Ring(_Router):
         self.R.q = <const uint64_t *>_buf(q, False)
         self.R.own = self.own
         self.R.b = b
-        # a small ring's direct table (ch_search.h), from the same routing owners
+        # a small ring's direct table (ch_search.h): built on first use (note_lookups)
         self._direct = None
+        self._looked = 0
+        self._claim = 0
         self.R.t = NULL
         self.R.tk = tk
         self.R.tb = ch_direct_split_bits(tk, b) if tk else 0
-        if tk:
-            t = _np_empty(<Py_ssize_t>1 << tk, _U64)
-            tp = <uint64_t *>_buf(t, True)
-            with nogil:
-                ch_build_direct(self.pos, self.own, self.n, b, tk, tp)
-            self._direct = t
-            self.R.t = tp
+        return 0
+
+    cdef int note_lookups(self, Py_ssize_t m) except -1:
+        """Count m keys about to be looked up (with the GIL); past 2**(tk + 1) keys since the
+        routing was set, build the direct table.  Built at once, every membership change
+        (each a new snapshot) would pay for it: 130-300 us at 16,000 positions, where add +
+        remove costs about 40; built on first use, a snapshot that answers few keys never
+        does, and one that answers many pays about as many ns as it saves in its first ones."""
+        if self._claim == 0 and self.R.tk:
+            self._looked += m  # (a count two threads may race on: it only has to get there)
+            if self._looked >= (<int64_t>2 << self.R.tk):
+                self.build_direct()
+        return 0
+
+    cdef int build_direct(self) except -1:
+        """Build and publish the direct table, once: the thread that claims it builds (others
+        go on searching), and batches reading R meanwhile see no table or this one, whole;
+        a published table is never replaced.  Its words are read from R's owners, the route
+        layout's."""
+        cdef int tk = self.R.tk
+        cdef uint64_t *tp
+        if not tk or self._claim or not ch_direct_claim(&self._claim):
+            return 0
+        t = _np_empty(<Py_ssize_t>1 << tk, _U64)
+        tp = <uint64_t *>_buf(t, True)
+        with nogil:
+            ch_build_direct(self.pos, self.R.own, self.n, self.R.b, tk, tp)
+        self._direct = t
+        ch_direct_publish(&self.R, tp)
         return 0
 
     cdef tuple views(self):
@@ -238,11 +263,21 @@ cdef class _Ring(_Router):
     def direct_table(self):
         """The read-only direct table a small ring's lookups read first (uint64[2**tk], one
         word per bucket of the top tk bits of a hash; ch_search.h), None past 32,768
-        positions: derived from positions and routing_owners, never serialized."""
-        if self._direct is None:
+        positions: derived from positions and routing_owners, never serialized, built on
+        first use (after 2**(tk + 1) keys, or here)."""
+        self.build_direct()
+        if not self.R.tk:
             return None
+        import time
+        while ch_direct_table(&self.R) == NULL:  # another thread's build, not published yet
+            time.sleep(0)
         _freeze(self._direct)
         return self._direct
+
+    @property
+    def direct_table_built(self):
+        """Whether the direct table is built (it is on first use: see direct_table)."""
+        return ch_direct_table(&self.R) != NULL
 
     cdef void route(self, const uint64_t *h, Py_ssize_t m, int32_t *out) noexcept nogil:
         if self.R.own == self.own:

@@ -265,6 +265,8 @@ cdef int drive(_KeySource src, _Hasher h, _Router core, int mode, uint32_t r,
     cdef uint64_t *hp = buf
     cdef Py_ssize_t n = src.n, s = 0, e, stop = -1
     cdef uint8_t *scratch
+    if mode == MODE_ROUTE:
+        core.note_lookups(n)
     if _parallel(src, h, n, threads):
         return drive_par(src, h, core, mode, r, out, NULL, n, threads)
     if n > CHUNK and src.buffer_backed(h):
@@ -305,6 +307,8 @@ cdef int drive(_KeySource src, _Hasher h, _Router core, int mode, uint32_t r,
 cdef int drive_hashes(_Router core, int mode, uint32_t r, const uint64_t *hashes,
                       Py_ssize_t m, void *out, int threads) except -1:
     """Keys already hashed -> out by mode (ROUTE or REPLICAS), over threads when it pays."""
+    if mode == MODE_ROUTE:
+        core.note_lookups(m)
     if threads > 1 and m >= 2 * _par_min and m > CHUNK:
         return drive_par(None, core.hasher, core, mode, r, out, hashes, m, threads)
     with nogil:

@@ -122,6 +122,9 @@ cdef extern from "ch_search.h" nogil:
     int ch_direct_split_bits(int tk, int b)
     void ch_build_direct(const uint64_t *pos, const int32_t *own, uint32_t n, int b, int tk,
                          uint64_t *t)
+    void ch_direct_publish(ch_route *R, const uint64_t *t)
+    int ch_direct_claim(int *state)
+    const uint64_t *ch_direct_table(const ch_route *R)
     int ch_simd_avx512
     void ch_simd_detect()
     void ch_route_layout(const uint64_t *pos, const int32_t *own, uint32_t n, int b, uint64_t *q)

@@ -66,6 +66,11 @@ cdef class _Router:
         self.route(&h, 1, &out)
         return out
 
+    cdef int note_lookups(self, Py_ssize_t m) except -1:
+        """Called with the GIL before m keys are routed: a ring builds its direct table on
+        first use (_hashring.pxi); any other router has nothing to do."""
+        return 0
+
     # -- the preference walk of bounded loads (_bounded.pxi) ---------------------------------
 
     cdef int64_t walk_steps(self):
@@ -103,6 +108,7 @@ cdef class _Router:
     cdef object get_key(self, object key):
         """get(key) from C (_RouterBase.get): the node name of one key."""
         self.check()
+        self.note_lookups(1)
         return self.nodes[self.route1(self.hasher.hash_one(key))]
 
     cdef list replica_names(self, object key, uint32_t r):

@@ -36,6 +36,17 @@
 #  define CH_OUTLINE       static inline
 #endif
 
+/* A pointer published once by one thread and read by others without a lock (a snapshot's
+ * direct table, built on first use while batches may run): the readers see either NULL or
+ * the pointer with everything written before it. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define CH_LOAD_ACQUIRE(p)     __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#  define CH_STORE_RELEASE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#else  /* plain accesses: what x86-64 orders as acquire / release (MSVC builds only there) */
+#  define CH_LOAD_ACQUIRE(p)     (*(p))
+#  define CH_STORE_RELEASE(p, v) (*(p) = (v))
+#endif
+
 /* AVX-512F kernels (Skylake-SP, Ice Lake, Zen 4 and later), compiled where the compiler can
  * target them on x86-64 (CH_AVX512 marks each) and chosen at run time: a caller reads
  * ch_simd_avx512, which ch_simd_detect sets once at import, so the extension still runs on

@@ -162,6 +162,8 @@ def test_direct_table_lookups_match_searchsorted(simd: str, nodes: int, vnodes: 
     tb = min(63 - 2 * _owner_bits(nodes), 64 - tk)
     h = _adversarial(pos, tk, tb, np.random.default_rng(n))
     want = searchsorted_owners(ring, h)
+    assert np.array_equal(ring.lookup(h[:1], threads=1), want[:1])  # before the table: search
+    assert (ring._core.direct_table is None) == (n > 32_768)  # built now
     assert np.array_equal(ring.lookup(h, threads=1), want)
     assert np.array_equal(ring.lookup(h, threads=2), want)
     # batch lengths around the 8 lanes and the runs of 256 the AVX-512 kernel notes hard keys in
@@ -175,6 +177,61 @@ def test_direct_table_lookups_match_searchsorted(simd: str, nodes: int, vnodes: 
     assert ring.get_many(keys).tolist() == [ring.get(k) for k in keys] == \
         [ring.nodes[i] for i in searchsorted_owners(
             ring, np.array([xxhash.xxh3_64_intdigest(k.encode()) for k in keys], np.uint64))]
+
+
+def test_direct_table_is_built_on_first_use_and_answers_alike() -> None:
+    # A snapshot builds its table once it has been asked for 2**(tk + 1) keys (per request,
+    # in small batches or large ones), so a membership change does not pay for one; the
+    # answers before and after are the same, and every new snapshot starts without one.
+    ring = HashRing([f"n{i}" for i in range(100)], vnodes=160)  # 16,000 positions, tk = 16
+    threshold = 2 << 16
+    rng = np.random.default_rng(5)
+    h = rng.integers(0, 2**64, threshold, dtype=np.uint64)
+    keys = [f"k{i}" for i in range(3000)]
+    core = ring._core
+    assert not core.direct_table_built
+    before = ring.lookup(h[:threshold - 3000 - 40], threads=1)
+    names_before = [ring.get(k) for k in keys]  # 3,000 per-request keys count too
+    small_before = [ring.get_indices(keys[i:i + 10]).tolist() for i in range(0, 30, 10)]
+    assert not core.direct_table_built  # 10 keys short
+    ring.lookup(h[:100], threads=1)
+    assert core.direct_table_built
+    assert np.array_equal(ring.lookup(h[:threshold - 3000 - 40], threads=1), before)
+    assert [ring.get(k) for k in keys] == names_before
+    assert [ring.get_indices(keys[i:i + 10]).tolist() for i in range(0, 30, 10)] == small_before
+    ring.add("new")
+    ring.get("x")
+    assert ring._core is not core and not ring._core.direct_table_built
+    ring.remove("new")
+    assert not ring._core.direct_table_built
+    assert np.array_equal(ring.lookup(h, threads=2), searchsorted_owners(ring, h))
+    assert ring._core.direct_table_built  # one large batch is enough
+    assert [ring.get(k) for k in keys] == names_before
+
+
+def test_direct_table_published_while_batches_run() -> None:
+    # Threads routing batches through one snapshot while its table is built and published:
+    # each batch sees no table or the whole one, so every answer is the search's.
+    ring = HashRing([f"n{i}" for i in range(100)], vnodes=160)
+    h = np.random.default_rng(9).integers(0, 2**64, 200_000, dtype=np.uint64)
+    want = searchsorted_owners(ring, h)
+    errors: list[str] = []
+    start = threading.Barrier(3)
+
+    def worker() -> None:
+        start.wait()
+        for _ in range(20):
+            if not np.array_equal(ring.lookup(h[:5000], threads=1), want[:5000]):
+                errors.append("mismatch")
+
+    ts = [threading.Thread(target=worker) for _ in range(2)]
+    for t in ts:
+        t.start()
+    start.wait()
+    ring.lookup(h, threads=1)  # 200,000 keys: past the threshold, built here
+    for t in ts:
+        t.join()
+    assert ring._core.direct_table_built and not errors
 
 
 def test_direct_table_buckets_of_several_positions_and_equal_splits(simd: str) -> None:
