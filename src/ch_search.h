@@ -289,7 +289,7 @@ static inline void ch_direct_publish(ch_route *R, const uint64_t *t) {
 
 /* The owner of hash h (the ring is not empty). */
 static inline int32_t ch_route1(const ch_route *R, uint64_t h) {
-    const uint64_t *t = CH_LOAD_ACQUIRE(&R->t);
+    const uint64_t *t = ch_direct_table(R);
     if (t) {
         const ch__dt d = ch__dt_of(R, t);
         int32_t o;
@@ -419,16 +419,13 @@ CH_AVX512 static void ch__direct_batch_avx512(const ch_route *R, const uint64_t 
         for (size_t i = 0; i < nl; i++)
             out[left[i]] = ch__route_search(R, h[left[i]]);
     }
-    for (; j < m; j++) {
-        int32_t o;
-        out[j] = ch__direct1(&d, h[j], &o) ? ch__route_search(R, h[j]) : o;
-    }
+    if (j < m) ch__direct_batch(R, table, h + j, m - j, out + j);  /* the last 1-7 keys */
 }
 #endif
 
 static inline void ch_route_batch(const ch_route *R, const uint64_t *hashes, size_t m,
                                   int32_t *out) {
-    const uint64_t *t = CH_LOAD_ACQUIRE(&R->t);
+    const uint64_t *t = ch_direct_table(R);
     if (t) {
 #ifdef CH_HAVE_AVX512
         if (ch_simd_avx512) {
