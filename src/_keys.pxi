@@ -33,16 +33,17 @@ import operator
 import numpy as np
 
 ch_crc_init()  # before any hash runs: the CRC tables of ch_crc.h
-ch_simd_detect()  # whether batch searches may use AVX-512 (ch_search.h)
+ch_simd_detect()  # whether batch kernels may use AVX-512 (ch_search.h, ch_rendezvous.h)
 
 
 def _simd_avx512(object use=None):
-    """Whether batch searches use AVX-512 (a test hook: use=False forces the portable kernels,
+    """Whether batch kernels use AVX-512 (a test hook: use=False forces the portable kernels,
     use=True restores AVX-512 where the CPU has it); returns the old setting."""
-    global ch_simd_avx512
+    global ch_simd_avx512, ch_simd_avx512dq
     old = bool(ch_simd_avx512)
     if use is not None:
         ch_simd_avx512 = 0
+        ch_simd_avx512dq = 0
         if use:
             ch_simd_detect()
     return old

@@ -126,6 +126,7 @@ cdef extern from "ch_search.h" nogil:
     int ch_direct_claim(int *state)
     const uint64_t *ch_direct_table(const ch_route *R)
     int ch_simd_avx512
+    int ch_simd_avx512dq
     void ch_simd_detect()
     void ch_route_layout(const uint64_t *pos, const int32_t *own, uint32_t n, int b, uint64_t *q)
     int32_t ch_route1(const ch_route *R, uint64_t h)

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "ch_mix.h"
+#include "ch_platform.h"
 #if defined(_MSC_VER)
 #include <intrin.h>
 #endif
@@ -174,9 +175,123 @@ static inline uint64_t ch_rdv_key(uint64_t h, uint64_t s, const double *invw, si
     return bits;
 }
 
+#if defined(CH_HAVE_AVX512)
+/* The unweighted draws of eight nodes at once (AVX-512DQ: VPMULLQ is the 64-bit multiply).
+ * ch__rdv_mix8 is ch_mix64 lane by lane. */
+#define CH__RDV_C1 ((long long)0xBF58476D1CE4E5B9ULL)
+#define CH__RDV_C2 ((long long)0x94D049BB133111EBULL)
+#define CH__RDV_MIX8(z, c1, c2) do {                                                        \
+        (z) = _mm512_mullo_epi64(_mm512_xor_si512((z), _mm512_srli_epi64((z), 30)), (c1));  \
+        (z) = _mm512_mullo_epi64(_mm512_xor_si512((z), _mm512_srli_epi64((z), 27)), (c2));  \
+        (z) = _mm512_xor_si512((z), _mm512_srli_epi64((z), 31));                            \
+    } while (0)
+
+/* The mask of the first k < 8 lanes, or of all eight for k >= 8. */
+#define CH__RDV_LANES(k) ((k) >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << (k)) - 1u))
+
+/* ch_rdv_route for n >= 2, eight nodes a step.  Lane l keeps the largest draw of the nodes
+ * l, l + 8, ... and the first index that drew it (a strict > replaces); the answer is the
+ * largest lane, the smallest index among equal ones: the scalar loop's first i on a tie.
+ * From 32 nodes two such sets of lanes run side by side (the compare-and-keep of one step
+ * waits on the last: two chains halve that wait), then merge. */
+CH_AVX512DQ static void ch__rdv_route_avx512(const uint64_t *s, size_t n, const uint64_t *h,
+                                             size_t m, int32_t *out) {
+    const __m512i c1 = _mm512_set1_epi64(CH__RDV_C1), c2 = _mm512_set1_epi64(CH__RDV_C2);
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i eight = _mm512_set1_epi64(8), sixteen = _mm512_set1_epi64(16);
+    const __mmask8 first = CH__RDV_LANES(n);
+    const int two = n >= 32;
+    for (size_t j = 0; j < m; j++) {
+        const __m512i hv = _mm512_set1_epi64((long long)h[j]);
+        __m512i a = _mm512_xor_si512(hv, _mm512_maskz_loadu_epi64(first, s));
+        CH__RDV_MIX8(a, c1, c2);
+        __m512i ai = lane, ia = lane;
+        size_t i = 8;
+        if (two) {
+            __m512i b = _mm512_xor_si512(hv, _mm512_loadu_si512((const void *)(s + 8)));
+            CH__RDV_MIX8(b, c1, c2);
+            __m512i bi = _mm512_add_epi64(lane, eight), ib = bi;
+            for (i = 16; i + 16 <= n; i += 16) {
+                ia = _mm512_add_epi64(ia, sixteen);
+                ib = _mm512_add_epi64(ib, sixteen);
+                __m512i z = _mm512_xor_si512(hv, _mm512_loadu_si512((const void *)(s + i)));
+                __m512i y = _mm512_xor_si512(hv, _mm512_loadu_si512((const void *)(s + i + 8)));
+                CH__RDV_MIX8(z, c1, c2);
+                CH__RDV_MIX8(y, c1, c2);
+                const __mmask8 gz = _mm512_cmpgt_epu64_mask(z, a);
+                const __mmask8 gy = _mm512_cmpgt_epu64_mask(y, b);
+                a = _mm512_mask_mov_epi64(a, gz, z);
+                ai = _mm512_mask_mov_epi64(ai, gz, ia);
+                b = _mm512_mask_mov_epi64(b, gy, y);
+                bi = _mm512_mask_mov_epi64(bi, gy, ib);
+            }
+            /* b's lanes into a's: where larger, or equal with a smaller index */
+            const __mmask8 g = _mm512_cmpgt_epu64_mask(b, a) |
+                               (_mm512_cmpeq_epu64_mask(b, a) & _mm512_cmplt_epi64_mask(bi, ai));
+            a = _mm512_mask_mov_epi64(a, g, b);
+            ai = _mm512_mask_mov_epi64(ai, g, bi);
+        }
+        for (; i < n; i += 8) {
+            const __mmask8 mk = CH__RDV_LANES(n - i);
+            ia = _mm512_add_epi64(lane, _mm512_set1_epi64((long long)i));
+            __m512i z = _mm512_xor_si512(hv, _mm512_maskz_loadu_epi64(mk, s + i));
+            CH__RDV_MIX8(z, c1, c2);
+            const __mmask8 g = _mm512_mask_cmpgt_epu64_mask(mk, z, a);
+            a = _mm512_mask_mov_epi64(a, g, z);
+            ai = _mm512_mask_mov_epi64(ai, g, ia);
+        }
+        const uint64_t mx = _mm512_mask_reduce_max_epu64(first, a);
+        const __mmask8 eq = _mm512_mask_cmpeq_epu64_mask(first, a, _mm512_set1_epi64((long long)mx));
+        out[j] = (int32_t)_mm512_mask_reduce_min_epi64(eq, ai);
+    }
+}
+
+/* ch_rdv_top unweighted (invw NULL, n >= 8), the order keys ~x made eight at a time.  Once r
+ * are kept, only the lanes below the worst kept key at the step's start are looked at, in
+ * index order: any other lane is no better than the worst then, nor than any later worst
+ * (it only falls), so the scalar loop skips it too. */
+CH_AVX512DQ static void ch__rdv_top_avx512(const uint64_t *s, size_t n, uint64_t h, size_t r,
+                                           int32_t *row, uint64_t *keys) {
+    const __m512i c1 = _mm512_set1_epi64(CH__RDV_C1), c2 = _mm512_set1_epi64(CH__RDV_C2);
+    const __m512i hv = _mm512_set1_epi64((long long)h);
+    uint64_t kb[8];
+    size_t have = 0;
+    for (size_t i = 0; i < n; i += 8) {
+        const __mmask8 mk = CH__RDV_LANES(n - i);
+        __m512i z = _mm512_xor_si512(hv, _mm512_maskz_loadu_epi64(mk, s + i));
+        CH__RDV_MIX8(z, c1, c2);
+        z = _mm512_xor_si512(z, _mm512_set1_epi64(-1));  /* ~x: smaller is better */
+        unsigned look = mk;
+        if (have == r)
+            look = _mm512_mask_cmplt_epu64_mask(mk, z, _mm512_set1_epi64((long long)keys[r - 1]));
+        if (!look) continue;
+        _mm512_storeu_si512((void *)kb, z);
+        for (; look; look &= look - 1) {
+            const unsigned l = (unsigned)__builtin_ctz(look);
+            const uint64_t k = kb[l];
+            if (have == r && k >= keys[r - 1]) continue;
+            size_t p = have < r ? have++ : r - 1;
+            while (p > 0 && keys[p - 1] > k) {
+                keys[p] = keys[p - 1];
+                row[p] = row[p - 1];
+                p--;
+            }
+            keys[p] = k;
+            row[p] = (int32_t)(i + l);
+        }
+    }
+}
+#endif
+
 /* Unweighted: out[j] = argmax_i mix64(h[j] ^ s[i]), the first i on a tie. */
 static inline void ch_rdv_route(const uint64_t *s, size_t n, const uint64_t *h, size_t m,
                                 int32_t *out) {
+#if defined(CH_HAVE_AVX512)
+    if (ch_simd_avx512dq && n >= 4) {  /* below 4 nodes the scalar loop is as fast */
+        ch__rdv_route_avx512(s, n, h, m, out);
+        return;
+    }
+#endif
     for (size_t j = 0; j < m; j++) {
         const uint64_t hj = h[j];
         uint64_t best = ch_mix64(hj ^ s[0]);
@@ -213,6 +328,12 @@ static inline void ch_rdv_route_w(const uint64_t *s, const double *invw, size_t 
 /* The best r nodes for hash h, best first, into row (r <= n).  keys is scratch of r uint64. */
 static inline void ch_rdv_top(const uint64_t *s, const double *invw, size_t n, uint64_t h,
                               size_t r, int32_t *row, uint64_t *keys) {
+#if defined(CH_HAVE_AVX512)
+    if (ch_simd_avx512dq && !invw && n >= 8) {
+        ch__rdv_top_avx512(s, n, h, r, row, keys);
+        return;
+    }
+#endif
     size_t have = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t k = ch_rdv_key(h, s[i], invw, i);

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -41,3 +42,18 @@ def model_ring_class():
     from model_ring import ModelRing
 
     return ModelRing
+
+
+@pytest.fixture(params=["avx512", "portable"])
+def simd(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each batch kernel that has an AVX-512 form (the direct table's search, Rendezvous'
+    draws): AVX-512 where the CPU has it, and the portable one."""
+    from consistent_hash import _ring
+
+    if request.param == "avx512" and not _ring._simd_avx512():
+        pytest.skip("this CPU (or compiler) has no AVX-512F: the portable kernel is the one run")
+    old = _ring._simd_avx512(request.param == "avx512")
+    try:
+        yield request.param
+    finally:
+        _ring._simd_avx512(old)

@@ -413,6 +413,44 @@ def test_rendezvous_vectors(cfg: dict[str, Any]) -> None:
     assert names_digest(r.get_many(DIGEST_KEYS)) == cfg["assignment_sha256"]
 
 
+def _mix64_model(z: np.ndarray) -> np.ndarray:
+    """SplitMix64's finalizer in NumPy uint64 (wrapping) arithmetic."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _tied_hash(b: bytes) -> int:
+    """Node names n0, n1, ... hash to one of three values (so draws tie across the SIMD lanes
+    and the kernel's two sets of lanes); every other key by BLAKE2b."""
+    if b[:1] == b"n":
+        return (int(b[1:]) * 7 % 3) + 1
+    return int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "little")
+
+
+@pytest.mark.parametrize("tied", [False, True], ids=["distinct", "ties"])
+def test_rendezvous_kernels_match_a_model(simd: str, tied: bool) -> None:
+    # The unweighted winner (the first node on a tie) and the top-r order (ties in index
+    # order) against NumPy, for every node count around the kernels' steps of 8 and 16 and
+    # their switch to two sets of lanes at 32: the batch route, the one-key route and the
+    # replica ranking, each kernel (AVX-512, portable).
+    keys = [f"k{i}" for i in range(1500)]
+    with np.errstate(over="ignore"):
+        for n in [*range(1, 42), 47, 48, 49, 63, 64, 65, 100, 257]:
+            r = Rendezvous([f"n{i}" for i in range(n)], hash=_tied_hash if tied else "xxh3")
+            s = np.asarray(r._core.node_hash, dtype=np.uint64)
+            h = np.array([r._core.hash(k) for k in keys], dtype=np.uint64)
+            h[:n] = s  # a draw of mix64(0) = 0: the smallest, in each lane in turn
+            x = _mix64_model(h[:, None] ^ s[None, :])
+            assert r.lookup(h).tolist() == np.argmax(x, axis=1).tolist(), n
+            assert [r._core.index_of_hash(int(v)) for v in h[:40]] == np.argmax(
+                x[:40], axis=1).tolist()
+            order = np.argsort(~x, axis=1, kind="stable")
+            for rr in sorted({min(n, t) for t in (1, 2, 3, 9, n)}):
+                got = np.array([r._core.replica_row(k, rr) for k in keys[n:n + 200]])
+                assert got.tolist() == order[n:n + 200, :rr].tolist(), (n, rr)
+
+
 def test_rendezvous_log_is_exact_integer_arithmetic() -> None:
     # The compiled tables equal the ones the generator derived from their definitions, and the
     # fixed-point -log2 stays within 2 units of 2**-56 of the true value.

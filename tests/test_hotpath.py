@@ -118,18 +118,6 @@ def _adversarial(pos: np.ndarray, tk: int, tb: int, rng: np.random.Generator) ->
                            np.array([0, 1, MASK64], dtype=np.uint64)])
 
 
-@pytest.fixture(params=["avx512", "portable"])
-def simd(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Each batch kernel of the direct table: AVX-512 where the CPU has it, the portable one."""
-    if request.param == "avx512" and not _ring._simd_avx512():
-        pytest.skip("this CPU (or compiler) has no AVX-512F: the portable kernel is the one run")
-    old = _ring._simd_avx512(request.param == "avx512")
-    try:
-        yield request.param
-    finally:
-        _ring._simd_avx512(old)
-
-
 # (nodes, vnodes): 1 and 2 positions, 16,000 (the hot path's ring), 32,640 and 32,768 (the
 # largest with a table), 32,769 (none), 20,000 nodes of one vnode (15 owner bits: a split of
 # 33 bits), 100 nodes of 330 (a table of 2^17 words)
