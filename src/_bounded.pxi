@@ -340,26 +340,39 @@ cdef class _LiveLoad:
 
 cdef class _CLock:
     """A non-reentrant lock used as a context manager (what threading.Lock is), which
-    _BoundedBase also takes from C without a Python call."""
-    cdef PyThread_type_lock lk
+    _BoundedBase also takes from C without a Python call.
+
+    A counting lock ("benaphore"): count is the holder plus the threads waiting, changed by
+    one atomic add each way, so an uncontended take and give never enter the kernel (a
+    PyThread lock takes a semaphore and, on CPython 3.11, reads the clock for a deadline on
+    every acquire: most of an acquire + release pair's time).  A thread that finds it held
+    waits on sem, a PyThread lock kept taken while nobody waits (with the GIL released); the
+    give that sees waiters hands the lock to one of them by releasing sem.  At most one such
+    hand-off is pending at a time: until its waiter runs, nobody else holds the lock to give
+    it."""
+    cdef PyThread_type_lock sem
+    cdef long count
 
     def __cinit__(self):
-        self.lk = PyThread_allocate_lock()
-        if self.lk == NULL:
+        self.sem = PyThread_allocate_lock()
+        if self.sem == NULL:
             raise MemoryError()
+        PyThread_acquire_lock(self.sem, WAIT_LOCK)  # taken: the first waiter blocks on it
+        self.count = 0
 
     def __dealloc__(self):
-        if self.lk != NULL:
-            PyThread_free_lock(self.lk)
+        if self.sem != NULL:
+            PyThread_free_lock(self.sem)
 
     cdef inline int take(self) except -1:
-        if not PyThread_acquire_lock(self.lk, NOWAIT_LOCK):
+        if ch_fetch_add(&self.count, 1) != 0:
             with nogil:
-                PyThread_acquire_lock(self.lk, WAIT_LOCK)
+                PyThread_acquire_lock(self.sem, WAIT_LOCK)
         return 0
 
     cdef inline void give(self) noexcept:
-        PyThread_release_lock(self.lk)
+        if ch_fetch_add(&self.count, -1) != 1:
+            PyThread_release_lock(self.sem)
 
     def __enter__(self):
         self.take()

@@ -4,7 +4,6 @@
 
 from cpython.object cimport PyObject
 from cpython.pythread cimport (
-    NOWAIT_LOCK,
     WAIT_LOCK,
     PyThread_acquire_lock,
     PyThread_allocate_lock,
@@ -125,9 +124,6 @@ cdef extern from "ch_search.h" nogil:
     void ch_direct_publish(ch_route *R, const uint64_t *t)
     int ch_direct_claim(int *state)
     const uint64_t *ch_direct_table(const ch_route *R)
-    int ch_simd_avx512
-    int ch_simd_avx512dq
-    void ch_simd_detect()
     void ch_route_layout(const uint64_t *pos, const int32_t *own, uint32_t n, int b, uint64_t *q)
     int32_t ch_route1(const ch_route *R, uint64_t h)
     uint32_t ch_route_index(const ch_route *R, uint64_t h)
@@ -146,6 +142,13 @@ cdef extern from "ch_search.h" nogil:
                        size_t nb, int b, uint64_t *po, int32_t *oo, uint64_t *q)
     size_t ch_ring_remove(const uint64_t *pa, const int32_t *oa, size_t n, int32_t r, int b,
                           uint64_t *po, int32_t *oo, uint64_t *q, uint64_t *rem)
+
+# Run-time SIMD choice and the lock counter (ch_platform.h).
+cdef extern from "ch_platform.h" nogil:
+    int ch_simd_avx512
+    int ch_simd_avx512dq
+    void ch_simd_detect()
+    long ch_fetch_add(long *p, long d)
 
 cdef extern from "ch_mix.h" nogil:
     uint64_t ch_mix64(uint64_t z)

@@ -47,6 +47,19 @@
 #  define CH_STORE_RELEASE(p, v) (*(p) = (v))
 #endif
 
+/* *p += d, returning the old value, with acquire-release ordering: the counter of a lock whose
+ * uncontended take and give are one atomic add each (_CLock, _bounded.pxi). */
+#if defined(__GNUC__) || defined(__clang__)
+static inline long ch_fetch_add(long *p, long d) {
+    return __atomic_fetch_add(p, d, __ATOMIC_ACQ_REL);
+}
+#elif defined(_MSC_VER)
+#include <intrin.h>
+static inline long ch_fetch_add(long *p, long d) {
+    return _InterlockedExchangeAdd((volatile long *)p, d);
+}
+#endif
+
 /* AVX-512F kernels (Skylake-SP, Ice Lake, Zen 4 and later), compiled where the compiler can
  * target them on x86-64 (CH_AVX512 marks each) and chosen at run time: a caller reads
  * ch_simd_avx512, which ch_simd_detect sets once at import, so the extension still runs on

@@ -4,6 +4,7 @@ independent model of the bounded walk, hot-key spreading, live load, unsatisfiab
 from __future__ import annotations
 
 import bisect
+import hashlib
 import math
 from typing import Any
 
@@ -281,3 +282,49 @@ def test_live_load_threads() -> None:
     for th in threads:
         th.join()
     assert not errors and bl.loads == {}
+
+
+def test_live_load_lock_waits_and_hands_over() -> None:
+    # The assigner's lock under contention: keys hashed by a Python callable that gives up the
+    # GIL (time.sleep(0)) inside acquire's locked section, so other threads find the lock held,
+    # wait on it and are handed it by the give.  No count is lost, none doubles, and the lock
+    # itself (used as a context manager, as the slow paths do) never has two holders.
+    import threading
+    import time
+
+    def yielding_hash(b: bytes) -> int:
+        time.sleep(0)
+        return int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "little")
+
+    ring = HashRing(NAMES, hash=yielding_hash)
+    bl = BoundedLoad(ring, c=1.25)
+    errors: list[BaseException] = []
+    inside = [0, 0]  # holders now, most ever
+    got: list[list[str]] = [[] for _ in range(4)]
+
+    def work(t: int) -> None:
+        try:
+            for i in range(300):
+                got[t].append(bl.acquire(f"t{t}-{i}"))
+                with bl._lock:
+                    inside[0] += 1
+                    inside[1] = max(inside[1], inside[0])
+                    time.sleep(0)
+                    inside[0] -= 1
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors and inside == [0, 1]
+    held: dict[str, int] = {}
+    for nodes in got:
+        for n in nodes:
+            held[n] = held.get(n, 0) + 1
+    assert bl.loads == held and sum(held.values()) == 1200
+    for nodes in got:
+        for n in nodes:
+            bl.release(n)
+    assert bl.loads == {}
