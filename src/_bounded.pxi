@@ -343,7 +343,8 @@ cdef class _CLock:
     _BoundedBase also takes from C without a Python call.
 
     A counting lock ("benaphore"): count is the holder plus the threads waiting, changed by
-    one atomic add each way, so an uncontended take and give never enter the kernel (a
+    one add each way (atomic in a free-threaded build; with a GIL, every take and give runs
+    holding it), so an uncontended take and give never enter the kernel (a
     PyThread lock takes a semaphore and, on CPython 3.11, reads the clock for a deadline on
     every acquire: most of an acquire + release pair's time).  A thread that finds it held
     waits on sem, a PyThread lock kept taken while nobody waits (with the GIL released); the
@@ -383,6 +384,7 @@ cdef class _CLock:
         return False
 
 
+@cython.binding(False)  # plain method descriptors, as _RouterBase's
 cdef class _BoundedBase:
     """The live-load calls of BoundedLoad (consistent_hash/algorithms/bounded.py), one C call
     each under the assigner's lock.  Anything but the plain case (a new router snapshot, every

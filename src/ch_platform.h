@@ -47,9 +47,18 @@
 #  define CH_STORE_RELEASE(p, v) (*(p) = (v))
 #endif
 
-/* *p += d, returning the old value, with acquire-release ordering: the counter of a lock whose
- * uncontended take and give are one atomic add each (_CLock, _bounded.pxi). */
-#if defined(__GNUC__) || defined(__clang__)
+/* *p += d, returning the old value: the counter of a lock whose uncontended take and give are
+ * one add each (_CLock, _bounded.pxi).  Atomic, with acquire-release ordering, where threads
+ * run Python code in parallel (a free-threaded CPython); with a GIL every take and give of that
+ * lock runs holding it, so a plain add is enough there and skips the locked instruction's
+ * cost.  The extension includes Python.h before this header, so Py_GIL_DISABLED is known. */
+#if !defined(Py_GIL_DISABLED) && defined(PY_VERSION_HEX)
+static inline long ch_fetch_add(long *p, long d) {
+    const long old = *p;
+    *p = old + d;
+    return old;
+}
+#elif defined(__GNUC__) || defined(__clang__)
 static inline long ch_fetch_add(long *p, long d) {
     return __atomic_fetch_add(p, d, __ATOMIC_ACQ_REL);
 }
