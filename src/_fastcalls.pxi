@@ -165,10 +165,16 @@ cdef class _RouterBase:
         """The first ``min(n, len(nodes))`` distinct nodes for the key, in the algorithm's
         order (the first is ``get(key)``)."""
         cdef _Router core = self._snap
-        cdef int f = self.flags()
+        cdef int f = self._flags or self.flags()
+        cdef long long want
+        cdef int overflow = 0
         if (core is not None and f & _F_REPLICAS and core.has_replicas and type(n) is int
-                and n >= 1 and core.live and (_plain_key(key) or not f & _F_KEY_CHECK)):
-            return core.replica_names(key, <uint32_t>min(n, core.live))
+                and core.live and (_plain_key(key) or not f & _F_KEY_CHECK)):
+            want = PyLong_AsLongLongAndOverflow(n, &overflow)  # an exact int: cannot fail
+            if overflow > 0 or want >= core.live:
+                return core.replica_names(key, <uint32_t>core.live)
+            if overflow == 0 and want >= 1:
+                return core.replica_names(key, <uint32_t>want)
         return self._replicas_slow(key, n)
 
     def get_many(self, keys, *, nulls="raise", categorical=False, threads=None):

@@ -113,12 +113,14 @@ cdef class _Router:
 
     cdef list replica_names(self, object key, uint32_t r):
         """The names of the first r distinct nodes of one key (r at most live)."""
-        self.check()
+        if self.live == 0:
+            self.check()
         self.prepare_replicas(r)
         cdef uint64_t h = self.hasher.hash_one(key)
         cdef int32_t small[64]
         cdef int32_t *row = &small[0]
         cdef uint32_t t
+        cdef PyObject *name
         if r > 64:
             row = <int32_t *>malloc(r * sizeof(int32_t))
             if row == NULL:
@@ -126,7 +128,13 @@ cdef class _Router:
         try:
             if r:
                 self.route_replicas(&h, 1, r, row)
-            return [self.nodes[row[t]] for t in range(r)]
+            # the list made at its length and filled in place (no appends, no regrowth)
+            names = PyList_New(r)
+            for t in range(r):
+                name = PyTuple_GET_ITEM(self.nodes, row[t])
+                Py_INCREF(<object>name)
+                PyList_SET_ITEM(names, t, <object>name)
+            return names
         finally:
             if row != &small[0]:
                 free(row)
