@@ -304,7 +304,7 @@ def test_fixed_bytes_rows_of_every_width_and_length(w: int) -> None:
 
 # -- the builder's sort ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("n", [3, 1000, 70_000, 300_000])
+@pytest.mark.parametrize("n", [3, 1000, 70_000, 300_000, 2_100_000])  # 2.1 M: a second pass of 13 bits
 @pytest.mark.parametrize("kind", ["uniform", "small", "ties"])
 def test_sort_pairs_is_a_lexsort(n: int, kind: str) -> None:
     rng = np.random.default_rng(n)
