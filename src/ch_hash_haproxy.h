@@ -28,19 +28,31 @@
 #include <stdint.h>
 #include "ch_crc.h"
 
+/* sdbm and djb2 are polynomials in their multiplier m (65599 = 2^6 + 2^16 - 1, and 33) mod
+ * 2^32: four bytes on, h becomes h * m^4 + b0 * m^3 + b1 * m^2 + b2 * m + b3.  Taken four
+ * bytes a step, the chain through h is one multiply and add per four bytes instead of per
+ * byte; the products of the bytes are off it.  The same value, every length. */
+#define CH__HA_POLY(h, p, n, M)                                                          \
+    do {                                                                                \
+        const uint32_t m1 = (M), m2 = m1 * m1, m3 = m2 * m1, m4 = m3 * m1;              \
+        size_t i = 0;                                                                   \
+        for (; i + 4 <= (n); i += 4)                                                    \
+            (h) = (h) * m4 + (uint32_t)(p)[i] * m3 + (uint32_t)(p)[i + 1] * m2 +        \
+                  (uint32_t)(p)[i + 2] * m1 + (uint32_t)(p)[i + 3];                     \
+        for (; i < (n); i++) (h) = (h) * m1 + (uint32_t)(p)[i];                         \
+    } while (0)
+
 static inline uint32_t ch_ha_sdbm(const uint8_t *p, size_t n)
 {
-    uint32_t h = 0;
-    for (size_t i = 0; i < n; i++)
-        h = (uint32_t)p[i] + (h << 6) + (h << 16) - h;
+    uint32_t h = 0;  /* h = byte + (h << 6) + (h << 16) - h, that is h * 65599 + byte */
+    CH__HA_POLY(h, p, n, 65599u);
     return h;
 }
 
 static inline uint32_t ch_ha_djb2(const uint8_t *p, size_t n)
 {
-    uint32_t h = 5381;
-    for (size_t i = 0; i < n; i++)
-        h = h * 33u + (uint32_t)p[i];
+    uint32_t h = 5381;  /* h = h * 33 + byte */
+    CH__HA_POLY(h, p, n, 33u);
     return h;
 }
 
