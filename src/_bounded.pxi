@@ -164,6 +164,11 @@ def bounded_assign(_Router core, const uint64_t[::1] hashes, const int64_t[::1] 
 
 
 cdef object _U64_LIMIT = 1 << 64
+cdef object _MISSING = object()
+
+cdef extern from "ch_pyslot.h":
+    Py_ssize_t ch_slot_offset(PyObject *d)
+    PyObject *ch_slot_peek(PyObject *obj, Py_ssize_t off)
 
 
 cdef class _LiveLoad:
@@ -193,6 +198,8 @@ cdef class _LiveLoad:
     cdef Py_ssize_t n
     cdef uint64_t last_m
     cdef int64_t last_cap               # one ratio for all: the capacity for last_m
+    cdef object wtype                   # the router type whose _weights slot is at woff
+    cdef Py_ssize_t woff                # (-1: not a slot of it; read with getattr)
 
     def __cinit__(self, _Router core, object state, loads, int64_t held, bint py_hash,
                   caps=None, ratios=None):
@@ -227,6 +234,8 @@ cdef class _LiveLoad:
         self.caps.m = 0
         self.last_m = 0
         self.last_cap = 0
+        self.wtype = None
+        self.woff = -1
         if caps is not None:
             c = np.array(caps, dtype=np.int64).reshape(-1)
             k = c.shape[0]
@@ -287,7 +296,7 @@ cdef class _LiveLoad:
         longer the router's (nothing done), False if every node is at its fixed capacity."""
         # the snapshot from its C slot (BoundedLoad takes only routers of this library); None,
         # deferred adds waiting, is another snapshot too
-        if (<_RouterBase?>router)._snap is not self.core or getattr(router, "_weights", None) is not self.state:
+        if (<_RouterBase?>router)._snap is not self.core or not self.same_state(router):
             return None
         self.core.check()
         if self.fixed and self.room <= 0:
@@ -306,6 +315,32 @@ cdef class _LiveLoad:
         if self.fixed:
             self.room -= 1
         return self.core.nodes[best]
+
+    cdef inline bint same_state(self, object router) except -1:
+        """Whether the router's _weights is still the state the capacities were computed
+        from: getattr(router, "_weights", None) is state, read from the router's slot when
+        _weights is one (a getattr cost a third of an acquire + release pair)."""
+        cdef PyObject *w
+        if type(router) is self.wtype and self.woff > 0:
+            w = ch_slot_peek(<PyObject *>router, self.woff)
+            if w != NULL:
+                return w == <PyObject *>self.state
+        elif type(router) is not self.wtype:
+            self.find_slot(router)
+        return getattr(router, "_weights", None) is self.state
+
+    cdef int find_slot(self, object router) except -1:
+        """Where type(router) keeps _weights: the first class of its MRO that defines the name
+        decides attribute lookup; if that is a slot's member descriptor, its offset."""
+        cls = type(router)
+        self.wtype = cls
+        self.woff = -1
+        for c in cls.__mro__:
+            d = c.__dict__.get("_weights", _MISSING)
+            if d is not _MISSING:
+                self.woff = ch_slot_offset(<PyObject *>d)
+                break
+        return 0
 
     cdef int give(self, object node) except -1:
         """Give back one unit of load of the named node: 1, or 0 if it is not one of this

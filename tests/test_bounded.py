@@ -328,3 +328,24 @@ def test_live_load_lock_waits_and_hands_over() -> None:
         for n in nodes:
             bl.release(n)
     assert bl.loads == {}
+
+
+@pytest.mark.parametrize("kind", ["HashRing", "Maglev", "Rendezvous"])
+def test_live_load_sees_each_new_weights_object(kind: str) -> None:
+    # The live load is checked against the router's weights object on every acquire, read
+    # from the router's _weights slot: a new object there (the same snapshot) is seen as
+    # getattr would see it, and the loads move to a live load built for it.
+    router = {"HashRing": HashRing, "Maglev": Maglev, "Rendezvous": Rendezvous}[kind](NAMES)
+    bl = BoundedLoad(router)
+    first = bl.acquire("a")
+    live = bl._live
+    bl.acquire("b")
+    assert bl._live is live  # the fast path, nothing changed
+    router._weights = dict(router._weights)  # type: ignore[attr-defined]
+    bl.acquire("c")
+    assert bl._live is not live and sum(bl.loads.values()) == 3
+    live = bl._live
+    bl.acquire("d")
+    assert bl._live is live
+    bl.release(first)
+    assert sum(bl.loads.values()) == 3
