@@ -262,26 +262,34 @@ def test_live_capacities_exact_weighted(weights: dict[str, float], c: float) -> 
     assert node != "b" and bl.loads[node] == held.get(node, 0) + 1
 
 
-def test_live_load_threads() -> None:
+def _in_threads(work: Any, n: int) -> list[BaseException]:
+    """Run work(0) .. work(n - 1) in n threads at once; the exceptions they raised."""
     import threading
-    ring = HashRing(NAMES)
-    bl = BoundedLoad(ring, capacity=1000)
     errors: list[BaseException] = []
 
-    def work(t: int) -> None:
+    def run(t: int) -> None:
         try:
-            for i in range(2000):
-                bl.release(bl.acquire(f"t{t}-{i % 50}"))
-                if i % 500 == 0 and t == 0:
-                    ring.add(f"new-{i}")
-        except BaseException as e:  # pragma: no cover - reported below
+            work(t)
+        except BaseException as e:  # pragma: no cover - returned to the test
             errors.append(e)
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    threads = [threading.Thread(target=run, args=(t,)) for t in range(n)]
     for th in threads:
         th.start()
     for th in threads:
         th.join()
-    assert not errors and bl.loads == {}
+    return errors
+
+
+def test_live_load_threads() -> None:
+    ring = HashRing(NAMES)
+    bl = BoundedLoad(ring, capacity=1000)
+
+    def work(t: int) -> None:
+        for i in range(2000):
+            bl.release(bl.acquire(f"t{t}-{i % 50}"))
+            if i % 500 == 0 and t == 0:
+                ring.add(f"new-{i}")
+    assert not _in_threads(work, 4) and bl.loads == {}
 
 
 def test_live_load_lock_waits_and_hands_over() -> None:
@@ -289,7 +297,6 @@ def test_live_load_lock_waits_and_hands_over() -> None:
     # GIL (time.sleep(0)) inside acquire's locked section, so other threads find the lock held,
     # wait on it and are handed it by the give.  No count is lost, none doubles, and the lock
     # itself (used as a context manager, as the slow paths do) never has two holders.
-    import threading
     import time
 
     def yielding_hash(b: bytes) -> int:
@@ -298,27 +305,18 @@ def test_live_load_lock_waits_and_hands_over() -> None:
 
     ring = HashRing(NAMES, hash=yielding_hash)
     bl = BoundedLoad(ring, c=1.25)
-    errors: list[BaseException] = []
     inside = [0, 0]  # holders now, most ever
     got: list[list[str]] = [[] for _ in range(4)]
 
     def work(t: int) -> None:
-        try:
-            for i in range(300):
-                got[t].append(bl.acquire(f"t{t}-{i}"))
-                with bl._lock:
-                    inside[0] += 1
-                    inside[1] = max(inside[1], inside[0])
-                    time.sleep(0)
-                    inside[0] -= 1
-        except BaseException as e:  # pragma: no cover - reported below
-            errors.append(e)
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert not errors and inside == [0, 1]
+        for i in range(300):
+            got[t].append(bl.acquire(f"t{t}-{i}"))
+            with bl._lock:
+                inside[0] += 1
+                inside[1] = max(inside[1], inside[0])
+                time.sleep(0)
+                inside[0] -= 1
+    assert not _in_threads(work, 4) and inside == [0, 1]
     held: dict[str, int] = {}
     for nodes in got:
         for n in nodes:
