@@ -510,6 +510,32 @@ static inline int ch__sort_group(uint64_t *key, int32_t *val, size_t s, size_t e
     return 0;
 }
 
+/* Insertion-sort key[s .. e) / val[s .. e) by (key, val), unless a pair would move more than
+ * far places: then 0, the pairs a permutation of what they were within every run a pair
+ * could not leave (a group of equal top bits, for ch_radix_layout).  1 when sorted. */
+static inline int ch__insert_near(uint64_t *key, int32_t *val, size_t s, size_t e, size_t far) {
+    for (size_t i = s + 1; i < e; i++) {
+        const uint64_t x = key[i];
+        const int32_t y = val[i];
+        if (CH_LIKELY(key[i - 1] < x || (key[i - 1] == x && val[i - 1] <= y))) continue;
+        size_t j = i;
+        while (j > s && (key[j - 1] > x || (key[j - 1] == x && val[j - 1] > y))) {
+            if (i - j >= far) {  /* put the pair back where it was: nothing is lost */
+                for (size_t t = j; t < i; t++) { key[t] = key[t + 1]; val[t] = val[t + 1]; }
+                key[i] = x;
+                val[i] = y;
+                return 0;
+            }
+            key[j] = key[j - 1];
+            val[j] = val[j - 1];
+            j--;
+        }
+        key[j] = x;
+        val[j] = y;
+    }
+    return 1;
+}
+
 /* Large inputs: one MSD counting pass over the top W1 bits (up to 2^8 buckets: 512 write
  * streams, which the caches keep up with) into the scratch (tk, tv), then each bucket, now up
  * to 2^15 pairs or so that sit in L2, counting-sorted by its next W2 bits (up to 15) back into
@@ -548,6 +574,7 @@ static inline int ch_radix_layout(uint64_t *key, int32_t *val, size_t n, uint64_
     }
     const uint64_t low = ((uint64_t)1 << b) - 1;
     const int kshift = 64 - k;
+    const uint64_t nidx = ((uint64_t)1 << k) + 1;   /* idx's entries */
     uint64_t cursor = 0;    /* the next prefix entry to write */
     int rc = 0;
     size_t s0 = 0;
@@ -563,17 +590,34 @@ static inline int ch_radix_layout(uint64_t *key, int32_t *val, size_t n, uint64_
                 key[d] = x;
                 val[d] = tv[i];
             }
-            /* groups of equal top w1 + w2 bits: c2[u] is now the end of group u */
-            size_t g = s0;
-            for (size_t u = 0; u < nb2 && rc == 0; u++) {
-                const size_t ge = s0 + c2[u];
-                if (ge - g > 1) rc = ch__sort_group(key, val, g, ge);
-                g = ge;
+            /* The bucket is in order of its top w1 + w2 bits; what is left is the order
+             * within each group of equal top bits (one or two pairs from uniform hashes).
+             * One insertion pass over the bucket does it, as a pair never moves past its
+             * group's start; if one would move more than 32 places (a large group: a
+             * degenerate custom hash), the groups are sorted one by one instead
+             * (ch__sort_group: qsort past 32 pairs; c2[u] is the end of group u). */
+            if (!ch__insert_near(key, val, s0, e0, 32)) {
+                size_t g = s0;
+                for (size_t u = 0; u < nb2 && rc == 0; u++) {
+                    const size_t ge = s0 + c2[u];
+                    if (ge - g > 1) rc = ch__sort_group(key, val, g, ge);
+                    g = ge;
+                }
             }
             if (idx != NULL) {
+                /* idx[t] = the first i whose top k bits are >= t.  Each pair writes four
+                 * entries from the cursor without a branch on how many it owns (almost always
+                 * 0-3); one past its own are provisional: the pair that moves the cursor
+                 * there writes them again. */
                 for (size_t i = s0; i < e0; i++) {
                     const uint64_t top = key[i] >> kshift;
-                    while (cursor <= top) idx[cursor++] = (uint32_t)i;
+                    if (CH_LIKELY(top < cursor + 4 && cursor + 4 <= nidx)) {
+                        idx[cursor] = idx[cursor + 1] = idx[cursor + 2] = idx[cursor + 3] =
+                            (uint32_t)i;
+                        cursor = top + 1 > cursor ? top + 1 : cursor;
+                    } else {
+                        while (cursor <= top) idx[cursor++] = (uint32_t)i;
+                    }
                     q[i] = (key[i] & ~low) | ((uint64_t)(uint32_t)val[i] & low);
                 }
             }

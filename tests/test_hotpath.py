@@ -6,6 +6,7 @@ workers' CPU masks read from /proc, the setting and its environment variable).""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -339,6 +340,33 @@ def test_large_layout_is_the_sorted_labels() -> None:
     p2, o2 = label_positions(ring._core.hasher, [n.encode() for n in names],
                              np.full(len(names), 160, dtype=np.uint32))
     assert np.array_equal(p2, ring.positions) and np.array_equal(o2, ring.owners)
+
+
+@pytest.mark.parametrize("spread", ["clustered", "ties"])
+def test_large_layout_of_a_poor_custom_hash(spread: str) -> None:
+    # A custom hash that crowds positions under equal top bits (groups past 32 pairs: the sort
+    # falls back to sorting them group by group) or makes exact ties, on a ring past 2^16
+    # positions (the radix path, writing the prefix index and the route layout as it goes).
+    def poor(b: bytes) -> int:
+        d = int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "little")
+        return d % 5000 if spread == "clustered" else (d % 20_000) << 44
+
+    names = sorted(f"node-{i}" for i in range(500))  # 80,000 positions
+    ring = HashRing(names, hash=poor)
+    pos = np.array([poor(f"{n}#{j}".encode()) for n in names for j in range(160)],
+                   dtype=np.uint64)
+    own = np.repeat(np.arange(len(names), dtype=np.int32), 160)
+    order = np.lexsort((own, pos))
+    assert np.array_equal(ring.positions, pos[order])
+    assert np.array_equal(ring.owners, own[order])
+    k = int(np.log2(len(ring._core.prefix_index) - 1))
+    tops = pos[order] >> np.uint64(64 - k)
+    idx = np.searchsorted(tops, np.arange(2**k + 1, dtype=np.uint64)).astype(np.uint32)
+    assert np.array_equal(ring._core.prefix_index, idx)
+    rng = np.random.default_rng(5)
+    keys = np.concatenate([pos, pos + np.uint64(1), rng.integers(0, 2**64, 20_000,
+                                                                 dtype=np.uint64)])
+    assert np.array_equal(ring.lookup(keys), searchsorted_owners(ring, keys))
 
 
 # -- growing a ring ------------------------------------------------------------------------------
