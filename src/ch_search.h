@@ -481,35 +481,6 @@ static inline int ch_sort_bits(size_t n) {
 
 #define CH_RADIX_MIN ((size_t)1 << 16)
 
-/* Sort the pairs key[s .. e) / val[s .. e) of one group by (key, val): insertion, or qsort
- * through scratch (e - s pairs) for a large group.  Returns -1 if scratch is needed but
- * cannot be allocated. */
-static inline int ch__sort_group(uint64_t *key, int32_t *val, size_t s, size_t e) {
-    const size_t m = e - s;
-    if (m <= 32) {
-        for (size_t i = s + 1; i < e; i++) {
-            const uint64_t x = key[i];
-            const int32_t y = val[i];
-            size_t j = i;
-            while (j > s && (key[j - 1] > x || (key[j - 1] == x && val[j - 1] > y))) {
-                key[j] = key[j - 1];
-                val[j] = val[j - 1];
-                j--;
-            }
-            key[j] = x;
-            val[j] = y;
-        }
-        return 0;
-    }
-    ch_pair *t = (ch_pair *)malloc(m * sizeof(ch_pair));
-    if (t == NULL) return -1;
-    for (size_t i = 0; i < m; i++) { t[i].key = key[s + i]; t[i].val = val[s + i]; }
-    qsort(t, m, sizeof(ch_pair), ch_pair_cmp);
-    for (size_t i = 0; i < m; i++) { key[s + i] = t[i].key; val[s + i] = t[i].val; }
-    free(t);
-    return 0;
-}
-
 /* Insertion-sort key[s .. e) / val[s .. e) by (key, val), unless a pair would move more than
  * far places: then 0, the pairs a permutation of what they were within every run a pair
  * could not leave (a group of equal top bits, for ch_radix_layout).  1 when sorted. */
@@ -534,6 +505,24 @@ static inline int ch__insert_near(uint64_t *key, int32_t *val, size_t s, size_t 
         val[j] = y;
     }
     return 1;
+}
+
+/* Sort the pairs key[s .. e) / val[s .. e) of one group by (key, val): insertion, or qsort
+ * through scratch (e - s pairs) for a large group.  Returns -1 if scratch is needed but
+ * cannot be allocated. */
+static inline int ch__sort_group(uint64_t *key, int32_t *val, size_t s, size_t e) {
+    const size_t m = e - s;
+    if (m <= 32) {
+        (void)ch__insert_near(key, val, s, e, m);  /* no pair moves m places: always sorts */
+        return 0;
+    }
+    ch_pair *t = (ch_pair *)malloc(m * sizeof(ch_pair));
+    if (t == NULL) return -1;
+    for (size_t i = 0; i < m; i++) { t[i].key = key[s + i]; t[i].val = val[s + i]; }
+    qsort(t, m, sizeof(ch_pair), ch_pair_cmp);
+    for (size_t i = 0; i < m; i++) { key[s + i] = t[i].key; val[s + i] = t[i].val; }
+    free(t);
+    return 0;
 }
 
 /* Large inputs: one MSD counting pass over the top W1 bits (up to 2^8 buckets: 512 write

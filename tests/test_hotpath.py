@@ -323,13 +323,9 @@ def test_sort_pairs_is_a_lexsort(n: int, kind: str) -> None:
     assert np.array_equal(k, keys[order]) and np.array_equal(v, vals[order])
 
 
-def test_large_layout_is_the_sorted_labels() -> None:
-    names = sorted(f"node-{i}" for i in range(2000))  # 320,000 positions: the radix path;
-    # sorted, as a ring numbers its nodes
-    ring = HashRing(names)
-    pos = np.array([xxhash.xxh3_64_intdigest(f"{n}#{j}".encode()) for n in names
-                    for j in range(160)], dtype=np.uint64)
-    own = np.repeat(np.arange(len(names), dtype=np.int32), 160)
+def _assert_layout_of(ring: HashRing, pos: np.ndarray, own: np.ndarray) -> None:
+    """The ring's positions and owners are the labels' (pos, own) sorted by (position, owner)
+    (np.lexsort), and its prefix index the first position of each top-k bucket."""
     order = np.lexsort((own, pos))
     assert np.array_equal(ring.positions, pos[order])
     assert np.array_equal(ring.owners, own[order])
@@ -337,6 +333,16 @@ def test_large_layout_is_the_sorted_labels() -> None:
     tops = pos[order] >> np.uint64(64 - k)
     idx = np.searchsorted(tops, np.arange(2**k + 1, dtype=np.uint64)).astype(np.uint32)
     assert np.array_equal(ring._core.prefix_index, idx)
+
+
+def test_large_layout_is_the_sorted_labels() -> None:
+    names = sorted(f"node-{i}" for i in range(2000))  # 320,000 positions: the radix path;
+    # sorted, as a ring numbers its nodes
+    ring = HashRing(names)
+    pos = np.array([xxhash.xxh3_64_intdigest(f"{n}#{j}".encode()) for n in names
+                    for j in range(160)], dtype=np.uint64)
+    own = np.repeat(np.arange(len(names), dtype=np.int32), 160)
+    _assert_layout_of(ring, pos, own)
     p2, o2 = label_positions(ring._core.hasher, [n.encode() for n in names],
                              np.full(len(names), 160, dtype=np.uint32))
     assert np.array_equal(p2, ring.positions) and np.array_equal(o2, ring.owners)
@@ -356,13 +362,7 @@ def test_large_layout_of_a_poor_custom_hash(spread: str) -> None:
     pos = np.array([poor(f"{n}#{j}".encode()) for n in names for j in range(160)],
                    dtype=np.uint64)
     own = np.repeat(np.arange(len(names), dtype=np.int32), 160)
-    order = np.lexsort((own, pos))
-    assert np.array_equal(ring.positions, pos[order])
-    assert np.array_equal(ring.owners, own[order])
-    k = int(np.log2(len(ring._core.prefix_index) - 1))
-    tops = pos[order] >> np.uint64(64 - k)
-    idx = np.searchsorted(tops, np.arange(2**k + 1, dtype=np.uint64)).astype(np.uint32)
-    assert np.array_equal(ring._core.prefix_index, idx)
+    _assert_layout_of(ring, pos, own)
     rng = np.random.default_rng(5)
     keys = np.concatenate([pos, pos + np.uint64(1), rng.integers(0, 2**64, 20_000,
                                                                  dtype=np.uint64)])
