@@ -554,8 +554,9 @@ def _crc32c_u64(key: int, seed: int, software: bool = False) -> int:
     """SSE4.2 crc32q's CRC-32C of key's 8 bytes from register seed (software: the tables)."""
 def _crc32c_hardware(use: bool | None = None) -> bool:
     """Whether the crc32 instruction is used; use=False/True switches (a test hook)."""
-def _simd_avx512(use: bool | None = None) -> bool:
-    """Whether batch searches use AVX-512; use=False/True switches (a test hook)."""
+def _simd(level: str | None = None) -> str:
+    """The widest SIMD form batch kernels use ("avx512", "avx2", "portable"); level caps it
+    (a test hook); returns the old setting."""
 def _np_arrays_in_c(use: bool | None = None) -> bool:
     """Whether small batches make their arrays in C; use=False/True switches (a test hook)."""
 

@@ -34,20 +34,22 @@ import operator
 import numpy as np
 
 ch_crc_init()  # before any hash runs: the CRC tables of ch_crc.h
-ch_simd_detect()  # whether batch kernels may use AVX-512 (ch_search.h, ch_rendezvous.h)
+ch_simd_detect()  # which SIMD forms batch kernels may use (ch_platform.h)
+
+_SIMD_LEVELS = ("portable", "avx2", "avx512")
 
 
-def _simd_avx512(object use=None):
-    """Whether batch kernels use AVX-512 (a test hook: use=False forces the portable kernels,
-    use=True restores AVX-512 where the CPU has it); returns the old setting."""
-    global ch_simd_avx512, ch_simd_avx512dq
-    old = bool(ch_simd_avx512)
-    if use is not None:
-        ch_simd_avx512 = 0
-        ch_simd_avx512dq = 0
-        if use:
-            ch_simd_detect()
+def _simd(object level=None):
+    """The widest SIMD form batch kernels use: "avx512", "avx2" or "portable" (a test hook:
+    level caps it, so each form can be compared with the others on one machine; the CPU's
+    own limit still holds).  Returns the old setting."""
+    old = "avx512" if ch_simd_avx512 else "avx2" if ch_simd_avx2 else "portable"
+    if level is not None:
+        if level not in _SIMD_LEVELS:
+            raise ValueError(f"level must be one of {_SIMD_LEVELS}, not {level!r}")
+        ch_simd_cap(_SIMD_LEVELS.index(level))
     return old
+
 
 # Every hash by name: read from the one table of src/ch_hashes.h (ids are written only there).
 HASH_IDS = {ch_hash_rows[i].name.decode("ascii"): ch_hash_rows[i].id

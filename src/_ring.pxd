@@ -147,6 +147,8 @@ cdef extern from "ch_search.h" nogil:
 cdef extern from "ch_platform.h" nogil:
     int ch_simd_avx512
     int ch_simd_avx512dq
+    int ch_simd_avx2
+    void ch_simd_cap(int cap)
     void ch_simd_detect()
     long ch_fetch_add(long *p, long d)
 

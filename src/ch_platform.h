@@ -69,34 +69,55 @@ static inline long ch_fetch_add(long *p, long d) {
 }
 #endif
 
-/* AVX-512F kernels (Skylake-SP, Ice Lake, Zen 4 and later), compiled where the compiler can
- * target them on x86-64 (CH_AVX512 marks each) and chosen at run time: a caller reads
- * ch_simd_avx512, which ch_simd_detect sets once at import, so the extension still runs on
- * any x86-64.  -DCH_NO_AVX512 leaves them out; a test hook may clear the flag. */
-#if (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 7)) && defined(__x86_64__) && \
-    !defined(CH_NO_AVX512)
-#  define CH_HAVE_AVX512 1
+/* SIMD kernels, compiled where the compiler can target them on x86-64 and chosen at run time:
+ * a caller reads the flag of its instruction set, which ch_simd_detect sets once at import, so
+ * the extension still runs on any x86-64.  A test hook may clear the flags (ch_simd_cap).
+ *   AVX-512F (Skylake-SP, Ice Lake, Zen 4 and later): CH_AVX512 marks each kernel, read
+ *     ch_simd_avx512; those that also multiply 64-bit lanes (VPMULLQ, AVX-512DQ: every
+ *     AVX-512 CPU but Xeon Phi) are marked CH_AVX512DQ and read ch_simd_avx512dq.
+ *     -DCH_NO_AVX512 leaves them out.
+ *   AVX2 (Haswell, Zen 1 and later): CH_AVX2, ch_simd_avx2, for the CPUs without AVX-512 (a
+ *     caller tries AVX-512 first).  -DCH_NO_AVX2 leaves them out. */
+#if (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 7)) && defined(__x86_64__)
+#  define CH_SIMD_X86 1
 #  include <immintrin.h>
-#  define CH_AVX512 __attribute__((target("avx512f"), noinline))
-/* Kernels that also multiply 64-bit lanes (VPMULLQ, AVX-512DQ: every AVX-512 CPU but Xeon
- * Phi) are marked CH_AVX512DQ and chosen by ch_simd_avx512dq. */
-#  define CH_AVX512DQ __attribute__((target("avx512f,avx512dq"), noinline))
-static int ch_simd_avx512 __attribute__((unused)) = 0;
-static int ch_simd_avx512dq __attribute__((unused)) = 0;
-static inline void ch_simd_detect(void) {
-    __builtin_cpu_init();
-    ch_simd_avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    ch_simd_avx512dq = ch_simd_avx512 && __builtin_cpu_supports("avx512dq") ? 1 : 0;
-}
-#else
-#  if defined(__GNUC__) || defined(__clang__)
-static int ch_simd_avx512 __attribute__((unused)) = 0;
-static int ch_simd_avx512dq __attribute__((unused)) = 0;
-#  else
-static int ch_simd_avx512 = 0;
-static int ch_simd_avx512dq = 0;
+#  if !defined(CH_NO_AVX512)
+#    define CH_HAVE_AVX512 1
+#    define CH_AVX512 __attribute__((target("avx512f"), noinline))
+#    define CH_AVX512DQ __attribute__((target("avx512f,avx512dq"), noinline))
 #  endif
-static inline void ch_simd_detect(void) {}
+#  if !defined(CH_NO_AVX2)
+#    define CH_HAVE_AVX2 1
+#    define CH_AVX2 __attribute__((target("avx2"), noinline))
+#  endif
 #endif
+#if defined(__GNUC__) || defined(__clang__)
+#  define CH__UNUSED_FLAG __attribute__((unused))
+#else
+#  define CH__UNUSED_FLAG
+#endif
+static int ch_simd_avx512 CH__UNUSED_FLAG = 0;
+static int ch_simd_avx512dq CH__UNUSED_FLAG = 0;
+static int ch_simd_avx2 CH__UNUSED_FLAG = 0;
+
+/* Set the flags from what the CPU has, capped at cap: 2 everything, 1 no AVX-512, 0 the
+ * portable kernels only (a test hook compares them on one machine). */
+static inline void ch_simd_cap(int cap) {
+    ch_simd_avx512 = ch_simd_avx512dq = ch_simd_avx2 = 0;
+#ifdef CH_SIMD_X86
+    __builtin_cpu_init();
+#  ifdef CH_HAVE_AVX512
+    ch_simd_avx512 = cap >= 2 && __builtin_cpu_supports("avx512f") ? 1 : 0;
+    ch_simd_avx512dq = ch_simd_avx512 && __builtin_cpu_supports("avx512dq") ? 1 : 0;
+#  endif
+#  ifdef CH_HAVE_AVX2
+    ch_simd_avx2 = cap >= 1 && __builtin_cpu_supports("avx2") ? 1 : 0;
+#  endif
+#else
+    (void)cap;
+#endif
+}
+
+static inline void ch_simd_detect(void) { ch_simd_cap(2); }
 
 #endif /* CH_PLATFORM_H */

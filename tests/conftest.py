@@ -44,16 +44,19 @@ def model_ring_class():
     return ModelRing
 
 
-@pytest.fixture(params=["avx512", "portable"])
+@pytest.fixture(params=["avx512", "avx2", "portable"])
 def simd(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Each batch kernel that has an AVX-512 form (the direct table's search, Rendezvous'
-    draws): AVX-512 where the CPU has it, and the portable one."""
+    """Each form of a batch kernel that has SIMD ones (the direct table's search, Rendezvous'
+    draws): AVX-512 and AVX2 where the CPU has them, and the portable one."""
     from consistent_hash import _ring
 
-    if request.param == "avx512" and not _ring._simd_avx512():
-        pytest.skip("this CPU (or compiler) has no AVX-512F: the portable kernel is the one run")
-    old = _ring._simd_avx512(request.param == "avx512")
+    old = _ring._simd()
+    levels = ("portable", "avx2", "avx512")
+    if levels.index(request.param) > levels.index(old):
+        pytest.skip(f"this CPU (or compiler) has no {request.param}: "
+                    f"the widest form run here is {old}")
+    _ring._simd(request.param)
     try:
         yield request.param
     finally:
-        _ring._simd_avx512(old)
+        _ring._simd(old)

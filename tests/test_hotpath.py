@@ -155,8 +155,10 @@ def test_direct_table_lookups_match_searchsorted(simd: str, nodes: int, vnodes: 
     assert (ring._core.direct_table is None) == (n > 32_768)  # built now
     assert np.array_equal(ring.lookup(h, threads=1), want)
     assert np.array_equal(ring.lookup(h, threads=2), want)
-    # batch lengths around the 8 lanes and the runs of 256 the AVX-512 kernel notes hard keys in
-    for m in (1, 2, 7, 8, 9, 15, 16, 17, 255, 256, 257, 263, 512, 515):
+    # batch lengths around the 8 lanes, the runs of 64 the AVX2 kernel notes hard keys in and
+    # of 256 the AVX-512 one does, and its prefetch of the keys 32-40 ahead
+    for m in (1, 2, 7, 8, 9, 15, 16, 17, 39, 40, 41, 63, 64, 65, 104, 127, 128, 129, 255, 256,
+              257, 263, 512, 515):
         for start in (0, len(h) - m):
             assert np.array_equal(ring.lookup(h[start:start + m], threads=1),
                                   want[start:start + m]), (m, start)
