@@ -305,6 +305,40 @@ def test_fixed_bytes_rows_of_every_width_and_length(w: int) -> None:
     assert np.array_equal(ring.get_indices(np.tile(arr, reps), threads=2), np.tile(want, reps))
 
 
+@pytest.mark.parametrize("container", ["S16", "S32", "S40", "arrow", "large arrow"])
+def test_xxh3_groups_of_one_class_and_of_several(container: str) -> None:
+    # NumPy S rows are hashed in groups of 256 keys: lengths first, then the group class by
+    # class (4-8, 9-16, 17-32, the rest), or in one straight loop when every length of the
+    # group falls in one class (Arrow's spans, one at a time, are held to the same keys).  Runs of each kind, not aligned to the groups,
+    # each long enough to hold whole groups wherever they are cut, with the shortest and longest
+    # length of each class, and groups that a single key makes mixed.
+    rng = np.random.default_rng(len(container))
+    w = {"S16": 16, "S32": 32}.get(container, 40)
+
+    def run(n: int, lo: int, hi: int) -> list[bytes]:
+        lo, hi = min(lo, w), min(hi, w)
+        return [rng.integers(1, 256, int(rng.integers(lo, hi + 1)), dtype=np.uint8).tobytes()
+                for _ in range(n)]
+
+    keys = (run(600, 9, 16) + run(520, 17, 32) + run(1, 3, 3) + run(600, 12, 12)
+            + run(520, 16, 16) + run(520, 17, 17) + run(520, 32, 32) + run(255, 9, 9)
+            + run(1, 33, 40) + run(520, 4, 8) + run(600, 0, 40) + run(511, 17, 32))
+    ring = HashRing([f"n{i}" for i in range(100)])
+    if container.startswith("S"):
+        arr = np.array(keys, dtype=container)
+        kept = arr.tolist()  # NumPy drops trailing NULs
+    else:
+        pa = pytest.importorskip("pyarrow")
+        arr = pa.array(keys, pa.large_binary() if container == "large arrow" else pa.binary())
+        kept = keys
+    hashes = np.array([xxhash.xxh3_64_intdigest(k) for k in kept], dtype=np.uint64)
+    want = searchsorted_owners(ring, hashes)
+    assert np.array_equal(ring.get_indices(arr, threads=1), want)
+    for start in (0, 1, 255, 256, 257, 1000):  # the groups cut elsewhere
+        assert np.array_equal(ring.hash_many(arr[start:]), hashes[start:]), start
+        assert np.array_equal(ring.get_indices(arr[start:], threads=1), want[start:]), start
+
+
 # -- the builder's sort ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("n", [3, 1000, 70_000, 300_000, 2_100_000])  # 2.1 M: a second pass of 13 bits
