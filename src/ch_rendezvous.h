@@ -175,11 +175,30 @@ static inline uint64_t ch_rdv_key(uint64_t h, uint64_t s, const double *invw, si
     return bits;
 }
 
+/* mix64's two multipliers, and the top bit, as the SIMD kernels' lanes take them. */
+#define CH__RDV_C1 ((long long)0xBF58476D1CE4E5B9ULL)
+#define CH__RDV_C2 ((long long)0x94D049BB133111EBULL)
+#define CH__RDV_SIGN ((long long)0x8000000000000000ULL)
+
+/* Keep order key k of node i among the best r so far (keys[0 .. *have) ascending, row their
+ * nodes), if it beats the worst kept or fewer than r are kept; equal keys keep the earlier
+ * node first (nodes come in index order). */
+CH_INLINE void ch__rdv_keep(uint64_t *keys, int32_t *row, size_t *have, size_t r, uint64_t k,
+                            size_t i) {
+    if (*have == r && k >= keys[r - 1]) return;  /* not better than the worst kept */
+    size_t p = *have < r ? (*have)++ : r - 1;
+    while (p > 0 && keys[p - 1] > k) {
+        keys[p] = keys[p - 1];
+        row[p] = row[p - 1];
+        p--;
+    }
+    keys[p] = k;
+    row[p] = (int32_t)i;
+}
+
 #if defined(CH_HAVE_AVX512)
 /* The unweighted draws of eight nodes at once (AVX-512DQ: VPMULLQ is the 64-bit multiply).
  * ch__rdv_mix8 is ch_mix64 lane by lane. */
-#define CH__RDV_C1 ((long long)0xBF58476D1CE4E5B9ULL)
-#define CH__RDV_C2 ((long long)0x94D049BB133111EBULL)
 #define CH__RDV_MIX8(z, c1, c2) do {                                                        \
         (z) = _mm512_mullo_epi64(_mm512_xor_si512((z), _mm512_srli_epi64((z), 30)), (c1));  \
         (z) = _mm512_mullo_epi64(_mm512_xor_si512((z), _mm512_srli_epi64((z), 27)), (c2));  \
@@ -268,18 +287,100 @@ CH_AVX512DQ static void ch__rdv_top_avx512(const uint64_t *s, size_t n, uint64_t
         _mm512_storeu_si512((void *)kb, z);
         for (; look; look &= look - 1) {
             const unsigned l = (unsigned)__builtin_ctz(look);
-            const uint64_t k = kb[l];
-            if (have == r && k >= keys[r - 1]) continue;
-            size_t p = have < r ? have++ : r - 1;
-            while (p > 0 && keys[p - 1] > k) {
-                keys[p] = keys[p - 1];
-                row[p] = row[p - 1];
-                p--;
-            }
-            keys[p] = k;
-            row[p] = (int32_t)(i + l);
+            ch__rdv_keep(keys, row, &have, r, kb[l], i + l);
         }
     }
+}
+#endif
+
+#if defined(CH_HAVE_AVX2)
+/* The same four nodes at a time with AVX2 (no AVX-512).  AVX2 has no 64-bit multiply: each of
+ * mix64's is made of three 32x32 -> 64 ones (VPMULUDQ: lo*lo + ((hi*lo + lo*hi) << 32)), and
+ * no unsigned compare: the draws are kept with their top bit flipped, so that the signed
+ * compare orders them.  Measured on Zen 2 against the scalar loop (1.8 ns a node): 1.0 ns a
+ * node at 100 nodes, 1.1 at 32, 1.4 at 10, alike at 5. */
+#define CH__RDV_MUL4(z, cl, chi)                                                            \
+    _mm256_add_epi64(_mm256_mul_epu32((z), (cl)),                                           \
+                     _mm256_slli_epi64(_mm256_add_epi64(                                     \
+                         _mm256_mul_epu32(_mm256_srli_epi64((z), 32), (cl)),                 \
+                         _mm256_mul_epu32((z), (chi))), 32))
+
+/* mix64(h ^ s[i .. i + 4)) lane by lane, top bit flipped. */
+CH_INLINE __attribute__((target("avx2"))) __m256i ch__rdv_draw4(__m256i hv, const uint64_t *s) {
+    const __m256i c1l = _mm256_set1_epi64x(CH__RDV_C1);
+    const __m256i c1h = _mm256_set1_epi64x((long long)((uint64_t)CH__RDV_C1 >> 32));
+    const __m256i c2l = _mm256_set1_epi64x(CH__RDV_C2);
+    const __m256i c2h = _mm256_set1_epi64x((long long)((uint64_t)CH__RDV_C2 >> 32));
+    __m256i z = _mm256_xor_si256(hv, _mm256_loadu_si256((const __m256i *)(const void *)s));
+    z = CH__RDV_MUL4(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), c1l, c1h);
+    z = CH__RDV_MUL4(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), c2l, c2h);
+    return _mm256_xor_si256(_mm256_xor_si256(z, _mm256_srli_epi64(z, 31)),
+                            _mm256_set1_epi64x(CH__RDV_SIGN));
+}
+
+/* ch_rdv_route for n >= 4: lane l keeps the largest draw of nodes l, l + 4, ... and the first
+ * index that drew it; the lanes are merged without a branch (larger, or equal with a smaller
+ * index), then the last n % 4 nodes go through the scalar loop's rule. */
+CH_AVX2 static void ch__rdv_route_avx2(const uint64_t *s, size_t n, const uint64_t *h,
+                                       size_t m, int32_t *out) {
+    const __m256i four = _mm256_set1_epi64x(4);
+    const size_t n4 = n & ~(size_t)3;
+    for (size_t j = 0; j < m; j++) {
+        const __m256i hv = _mm256_set1_epi64x((long long)h[j]);
+        __m256i best = ch__rdv_draw4(hv, s), bi = _mm256_setr_epi64x(0, 1, 2, 3), ii = bi;
+        for (size_t i = 4; i < n4; i += 4) {
+            const __m256i z = ch__rdv_draw4(hv, s + i);
+            ii = _mm256_add_epi64(ii, four);
+            const __m256i g = _mm256_cmpgt_epi64(z, best);
+            best = _mm256_blendv_epi8(best, z, g);
+            bi = _mm256_blendv_epi8(bi, ii, g);
+        }
+        for (int half = 0; half < 2; half++) {  /* lane l against l ^ 2, then l ^ 1 */
+            const __m256i p = half ? _mm256_shuffle_epi32(best, 0x4E)
+                                   : _mm256_permute4x64_epi64(best, 0x4E);
+            const __m256i pi = half ? _mm256_shuffle_epi32(bi, 0x4E)
+                                    : _mm256_permute4x64_epi64(bi, 0x4E);
+            const __m256i g = _mm256_or_si256(_mm256_cmpgt_epi64(p, best), _mm256_and_si256(
+                _mm256_cmpeq_epi64(p, best), _mm256_cmpgt_epi64(bi, pi)));
+            best = _mm256_blendv_epi8(best, p, g);
+            bi = _mm256_blendv_epi8(bi, pi, g);
+        }
+        uint64_t b = (uint64_t)_mm256_extract_epi64(best, 0) ^ (uint64_t)CH__RDV_SIGN;
+        int32_t k = _mm256_cvtsi256_si32(bi);
+        for (size_t i = n4; i < n; i++) {
+            const uint64_t x = ch_mix64(h[j] ^ s[i]);
+            const int better = x > b;
+            b = better ? x : b;
+            k = better ? (int32_t)i : k;
+        }
+        out[j] = k;
+    }
+}
+
+/* ch_rdv_top unweighted (n >= 4), four order keys ~x at a time: as the AVX-512 form, only the
+ * lanes below the worst kept key at the step's start are looked at, in index order. */
+CH_AVX2 static void ch__rdv_top_avx2(const uint64_t *s, size_t n, uint64_t h, size_t r,
+                                     int32_t *row, uint64_t *keys) {
+    const __m256i hv = _mm256_set1_epi64x((long long)h);
+    const size_t n4 = n & ~(size_t)3;
+    uint64_t kb[4];
+    size_t have = 0, i = 0;
+    for (; i < n4; i += 4) {
+        /* the draw with its top bit flipped, complemented: ~x with its top bit flipped, so the
+         * signed compare orders the order keys */
+        const __m256i z = _mm256_xor_si256(ch__rdv_draw4(hv, s + i), _mm256_set1_epi64x(-1));
+        unsigned look = 0xF;
+        if (have == r)
+            look = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(
+                _mm256_set1_epi64x((long long)(keys[r - 1] ^ (uint64_t)CH__RDV_SIGN)), z)));
+        if (!look) continue;
+        _mm256_storeu_si256((__m256i *)(void *)kb, z);
+        for (; look; look &= look - 1) {
+            const unsigned l = (unsigned)__builtin_ctz(look);
+            ch__rdv_keep(keys, row, &have, r, kb[l] ^ (uint64_t)CH__RDV_SIGN, i + l);
+        }
+    }
+    for (; i < n; i++) ch__rdv_keep(keys, row, &have, r, ~ch_mix64(h ^ s[i]), i);
 }
 #endif
 
@@ -289,6 +390,12 @@ static inline void ch_rdv_route(const uint64_t *s, size_t n, const uint64_t *h, 
 #if defined(CH_HAVE_AVX512)
     if (ch_simd_avx512dq && n >= 4) {  /* below 4 nodes the scalar loop is as fast */
         ch__rdv_route_avx512(s, n, h, m, out);
+        return;
+    }
+#endif
+#if defined(CH_HAVE_AVX2)
+    if (ch_simd_avx2 && n >= 8) {  /* from 5 nodes on a par, 1.2-1.4x at 8-16 (Zen 2) */
+        ch__rdv_route_avx2(s, n, h, m, out);
         return;
     }
 #endif
@@ -334,19 +441,14 @@ static inline void ch_rdv_top(const uint64_t *s, const double *invw, size_t n, u
         return;
     }
 #endif
-    size_t have = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = ch_rdv_key(h, s[i], invw, i);
-        if (have == r && k >= keys[r - 1]) continue;  /* not better than the worst kept */
-        size_t p = have < r ? have++ : r - 1;
-        while (p > 0 && keys[p - 1] > k) {  /* equal keys keep the earlier index first */
-            keys[p] = keys[p - 1];
-            row[p] = row[p - 1];
-            p--;
-        }
-        keys[p] = k;
-        row[p] = (int32_t)i;
+#if defined(CH_HAVE_AVX2)
+    if (ch_simd_avx2 && !invw && n >= 8) {
+        ch__rdv_top_avx2(s, n, h, r, row, keys);
+        return;
     }
+#endif
+    size_t have = 0;
+    for (size_t i = 0; i < n; i++) ch__rdv_keep(keys, row, &have, r, ch_rdv_key(h, s[i], invw, i), i);
 }
 
 #endif

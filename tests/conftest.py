@@ -46,9 +46,8 @@ def model_ring_class():
 
 @pytest.fixture(params=["avx512", "avx2", "portable"])
 def simd(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Each form of a batch kernel that has SIMD ones (the direct table's search: AVX-512 and
-    AVX2; Rendezvous' draws: AVX-512, so its "avx2" run is the portable loop again), each where
-    the CPU has it, and the portable one."""
+    """Each form of a batch kernel that has SIMD ones (the direct table's search, Rendezvous'
+    draws): AVX-512 and AVX2 where the CPU has them, and the portable one."""
     from consistent_hash import _ring
 
     old = _ring._simd()
