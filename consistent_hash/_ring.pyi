@@ -282,7 +282,7 @@ class _Remap(_Router):
 
 class _RouterBase:
     """The base of every router (consistent_hash._router.Router): its snapshot, and get /
-    replicas / get_many / get_indices in C for the common case (typed on Router)."""
+    replicas / get_many / get_indices / lookup in C for the common case (typed on Router)."""
 
     _core: Any  # a _Router; typed Any, as each router reads its own core's attributes
     _snap: Any  # the snapshot itself (None while a RingRouter holds deferred add() calls)
@@ -293,6 +293,8 @@ class _RouterBase:
     def get_indices(self, keys: Any, out: npt.NDArray[np.int32] | None = None, *,
                     nulls: str = "raise", threads: int | None = None
                     ) -> npt.NDArray[np.int32]: ...
+    def lookup(self, hashes: Any, out: npt.NDArray[np.int32] | None = None, *,
+               threads: int | None = None) -> npt.NDArray[np.int32]: ...
 
 # --- src/_jump.pxi ---
 

@@ -109,9 +109,10 @@ class Router(_RouterBase):
         router sets ``_key_check``."""
 
     # -- lookups ------------------------------------------------------------------------------
-    # get, get_many, get_indices and replicas are the compiled base's (_RouterBase,
-    # src/_fastcalls.pxi): it serves a plain key, or a small list or tuple of them, without a
-    # Python frame, and hands every other call to the _slow implementation below.
+    # get, get_many, get_indices, replicas and lookup are the compiled base's (_RouterBase,
+    # src/_fastcalls.pxi): it serves a plain key, a small list or tuple of them, or a small
+    # uint64 array of hashes, without a Python frame, and hands every other call to the _slow
+    # implementation below.
 
     if TYPE_CHECKING:
         def get(self, key: Key) -> str:
@@ -157,6 +158,11 @@ class Router(_RouterBase):
             """The first ``min(n, len(nodes))`` distinct nodes for the key, in the
             algorithm's order (the first is ``get(key)``)."""
 
+        def lookup(self, hashes: Any, out: npt.NDArray[np.int32] | None = None, *,
+                   threads: int | None = None) -> npt.NDArray[np.int32]:
+            """Route keys already hashed (as ``hash_many`` gives them): int32 indices into
+            ``nodes``; ``threads`` as in ``get_many``."""
+
     def _get_many_slow(self, keys: Any, *, nulls: str = "raise", categorical: bool = False,
                        threads: int | None = None) -> Any:
         """get_many for every container and option."""
@@ -177,10 +183,9 @@ class Router(_RouterBase):
         self._check_keys(keys)
         return _containers.route(self._core, keys, out, nulls=check_nulls(nulls), threads=n)
 
-    def lookup(self, hashes: Any, out: npt.NDArray[np.int32] | None = None, *,
-               threads: int | None = None) -> npt.NDArray[np.int32]:
-        """Route keys already hashed (as ``hash_many`` gives them): int32 indices into
-        ``nodes``; ``threads`` as in ``get_many``."""
+    def _lookup_slow(self, hashes: Any, out: npt.NDArray[np.int32] | None = None, *,
+                     threads: int | None = None) -> npt.NDArray[np.int32]:
+        """lookup for every input and option."""
         n = _threads.resolve(threads)
         return _containers.route_hashes(self._core, self._core_hashes(hashes), out, threads=n)
 

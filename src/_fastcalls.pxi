@@ -1,14 +1,16 @@
 # The calls a service makes per request, in C: get, replicas, and batches so small that a batch
-# call's set-up would cost more than its keys (get_many, get_indices).
+# call's set-up would cost more than its keys (get_many, get_indices, lookup).
 #
 # Every router of consistent_hash/_router.py derives from _RouterBase, which holds the router's
 # snapshot (_core, a _Router, replaced with one assignment on every change) and implements those
-# four calls for what they are passed most: a plain key (str, bytes, int), a list or tuple of up
-# to _SMALL_BATCH of them.  A call reads self._core once, so it sees one snapshot.  Anything else
-# (another container, nulls="none", categorical=True, out=, a key that needs Python, an empty
-# router, an unusual argument) goes to the router's Python implementation of the same call
-# (_get_many_slow, _get_indices_slow, _replicas_slow), which handles the rest and raises the
-# errors: a fast path returns exactly what that implementation returns, or leaves it the call.
+# five calls for what they are passed most: a plain key (str, bytes, int), a list or tuple of up
+# to _SMALL_BATCH of them, a C-contiguous native uint64 NumPy array of up to _SMALL_BATCH hashes
+# (lookup).  A call reads self._core once, so it sees one snapshot.  Anything else (another
+# container, nulls="none", categorical=True, out=, a key that needs Python, an empty router, a
+# router whose hashes are narrower than the core's, an unusual argument) goes to the router's
+# Python implementation of the same call (_get_many_slow, _get_indices_slow, _replicas_slow,
+# _lookup_slow), which handles the rest and raises the errors: a fast path returns exactly what
+# that implementation returns, or leaves it the call.
 #
 # Two attributes of the router are read once per router object, at its first call:
 # _key_check (the router checks keys itself, as TokenRing refuses int keys: every key but an
@@ -21,6 +23,7 @@ cdef enum:
     _F_KNOWN = 1
     _F_KEY_CHECK = 2
     _F_REPLICAS = 4
+    _F_SHIFT = 8       # the router's hashes are narrower than the core's (_hash_shift)
     # Batches of up to this many keys take the small-batch path (hashes in a stack buffer, one
     # kernel call); larger ones go through the pipeline, whose set-up is then a small share.
     _SMALL_BATCH = 1024
@@ -33,12 +36,15 @@ _OBJ = np.dtype(object)
 # The small batches' result arrays, made in C through NumPy's C-API table where it is one
 # ch_nparray.h knows (np.empty otherwise): np.empty's call is most of a one-key call's cost.
 from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetPointer
+from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS,
+                             PyBUF_FORMAT)
 
 cdef extern from "ch_nparray.h":
     int ch_np_init(void *table)
     object ch_np_empty1(Py_ssize_t n, int typenum)
 
 cdef int _NP_I32 = _I32.num
+_NDARRAY = np.ndarray
 cdef int _NP_OBJ = _OBJ.num
 
 
@@ -96,7 +102,17 @@ cdef int _object_flags(object obj) except -1:
         v = getattr(obj, "_replicas", False)
     if v is True:  # a plain True (uhashring's drop-in keeps an int count under that name)
         f |= _F_REPLICAS
+    if getattr(obj, "_hash_shift", 0):
+        f |= _F_SHIFT
     return f
+
+
+cdef inline bint _u64_view(const Py_buffer *view):
+    """A buffer of native uint64: NumPy's format for it is "L" where unsigned long has 64 bits
+    (Linux, macOS), "Q" elsewhere; a byte-swapped one carries a prefix and is not taken."""
+    cdef const char *f = view.format
+    return (view.ndim == 1 and view.itemsize == 8 and f != NULL and f[1] == 0
+            and (f[0] == b"Q" or (f[0] == b"L" and sizeof(unsigned long) == 8)))
 
 
 cdef inline object _ring_get(_Ring core, object key):
@@ -218,6 +234,32 @@ cdef class _RouterBase:
                 if self._small(core, keys, n, <int32_t *>_buf(res, True)):
                     return res
         return self._get_indices_slow(keys, out, nulls=nulls, threads=threads)
+
+    def lookup(self, hashes, out=None, *, threads=None):
+        """Route keys already hashed (as ``hash_many`` gives them): int32 indices into
+        ``nodes``; ``threads`` as in ``get_many``."""
+        cdef _Router core = self._snap
+        cdef Py_buffer view
+        cdef Py_ssize_t n
+        cdef object res
+        if (out is None and core is not None and type(hashes) is _NDARRAY and core.live
+                and _threads_ok(threads) and not (self._flags or self.flags()) & _F_SHIFT):
+            # a small C-contiguous native uint64 array: the slow path's checks all hold, and
+            # it would route the array as it is, serially
+            try:
+                PyObject_GetBuffer(hashes, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
+            except (BufferError, ValueError, TypeError):
+                return self._lookup_slow(hashes, out, threads=threads)
+            try:
+                n = view.shape[0] if view.ndim == 1 else 0
+                if _u64_view(&view) and 0 < n <= _SMALL_BATCH:
+                    res = ch_np_empty1(n, _NP_I32) if _np_in_c else _np_empty(n, _I32)
+                    core.note_lookups(n)
+                    core.route(<const uint64_t *>view.buf, n, <int32_t *>_buf(res, True))
+                    return res
+            finally:
+                PyBuffer_Release(&view)
+        return self._lookup_slow(hashes, out, threads=threads)
 
     cdef bint _small(self, _Router core, object keys, Py_ssize_t n, int32_t *out) except -1:
         """The node indices of the n (0 < n <= _SMALL_BATCH) keys of a list or tuple into out,

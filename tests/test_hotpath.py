@@ -489,6 +489,9 @@ def test_small_batches_and_get_are_the_pipelines(name: str, router, spec) -> Non
         if spec.replicas and getattr(router, "replica_order", "continuum") == "continuum":
             assert [router.replicas(k, 2) for k in batch] == \
                 [router._replicas_slow(k, 2) for k in batch]
+        hashes = router.hash_many(batch)  # the router's own hashes (narrower for some)
+        assert router.lookup(hashes).tolist() == router._lookup_slow(hashes).tolist() == \
+            router.get_indices(batch).tolist()
 
 
 @pytest.fixture(params=[True, False], ids=["C-API table", "np.empty"])
@@ -548,6 +551,49 @@ def test_small_batch_errors_are_the_pipelines() -> None:
         ring.get_indices(["a"], threads=True)
     with pytest.raises(TypeError, match="out"):
         ring.get_indices(["a"], out=[0])
+
+
+def test_small_lookups_are_the_slow_paths(np_arrays: bool) -> None:
+    # lookup's fast path takes a C-contiguous native uint64 NumPy array of 1-1024 hashes with
+    # no out= and a plain threads=; every other input goes to _lookup_slow, so results and
+    # errors are that path's, and the array it returns is a plain owning one
+    ring = HashRing([f"n{i}" for i in range(100)])
+    rng = np.random.default_rng(3)
+    h = rng.integers(0, 2**64, 3000, dtype=np.uint64)
+    want = searchsorted_owners(ring, h)
+    for n in (1, 2, 7, 1023, 1024, 1025, 3000):
+        a = ring.lookup(h[:n])
+        assert type(a) is np.ndarray and a.dtype == np.int32 and a.shape == (n,)
+        assert a.flags.c_contiguous and a.flags.writeable and a.flags.owndata
+        assert np.array_equal(a, want[:n])
+    inputs = [h[:50:2], h[:50].astype(">u8"), h[:50].astype(np.int64) & np.int64(2**62),
+              h[:50].view(np.int64), h[:0], h[:50].reshape(5, 10), h[:50].tolist(),
+              h[:50].view(np.matrix), np.array([1.5]), h[:50].astype(np.uint32),
+              np.asfortranarray(h[:50]), h[49::-1]]
+    for x in inputs:
+        try:
+            slow = ring._lookup_slow(x)
+        except (TypeError, ValueError) as e:
+            with pytest.raises(type(e)) as fast:
+                ring.lookup(x)
+            assert str(fast.value) == str(e)
+        else:
+            assert np.array_equal(ring.lookup(x), slow), x
+    for threads in (True, 0, -1, "2"):
+        with pytest.raises((TypeError, ValueError)) as fast:
+            ring.lookup(h[:5], threads=threads)
+        with pytest.raises(type(fast.value)) as slow:
+            ring._lookup_slow(h[:5], threads=threads)
+        assert str(fast.value) == str(slow.value)
+    out = np.empty(5, np.int32)
+    assert ring.lookup(h[:5], out) is out and np.array_equal(out, want[:5])
+    with pytest.raises(TypeError, match="out"):
+        ring.lookup(h[:5], out=[0] * 5)
+    empty = HashRing([])
+    with pytest.raises(Exception) as fast:
+        empty.lookup(h[:3])
+    with pytest.raises(type(fast.value)):
+        empty._lookup_slow(h[:3])
 
 
 # -- the pool's placement -----------------------------------------------------------------------
