@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from live_servers import _started, spawn  # noqa: E402
-from ports import free_ports  # noqa: E402
+from ports import free_cluster_port, free_ports  # noqa: E402
 
 from consistent_hash.cli._servers import (  # noqa: E402
     PortTaken,
@@ -71,6 +71,36 @@ def test_a_port_held_by_another_process_is_refused(tmp_path: os.PathLike[str]) -
             assert _listener(port, proc.pid) == "other"
         finally:
             stop([proc])
+
+
+def test_cluster_ports_leave_room_for_the_bus() -> None:
+    # redis-server --cluster-enabled refuses a port above 55535 (its bus is port + 10000);
+    # the ephemeral range free_ports draws from reaches 60999, which failed a CI run
+    for _ in range(50):
+        port = free_cluster_port()
+        assert 20000 <= port <= 55535
+        with socket.socket() as a, socket.socket() as b:
+            a.bind(("127.0.0.1", port))
+            b.bind(("127.0.0.1", port + 10000))
+    # a taken bus port is never handed out: in a range of six, hold the bus ports of five
+    held = []
+    try:
+        for p in range(55530, 55535):
+            s = socket.socket()
+            held.append(s)
+            try:
+                s.bind(("127.0.0.1", p + 10000))
+            except OSError:
+                pass  # taken already: not free either way
+        for _ in range(30):
+            try:
+                port = free_cluster_port(low=55530)
+            except RuntimeError:
+                break  # 55535 or its bus port is taken by something else here
+            assert port == 55535
+    finally:
+        for s in held:
+            s.close()
 
 
 @needs_proc

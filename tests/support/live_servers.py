@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 
 import pytest
-from ports import free_ports
+from ports import free_cluster_port, free_ports
 
 from consistent_hash.cli import _servers
 from consistent_hash.cli._servers import _output_tail, stop, wait_port
@@ -132,7 +132,7 @@ def redis_cluster_server() -> Iterator[int]:
     binary = require("redis-server")
     with tempfile.TemporaryDirectory() as d:
         def launch(log: str) -> tuple[int, subprocess.Popen[bytes]]:
-            (port,) = free_ports(1)
+            port = free_cluster_port()
             return port, spawn(
                 [binary, "--bind", HOST, "--port", str(port), "--cluster-enabled", "yes",
                  "--cluster-config-file", os.path.join(d, f"nodes-{port}.conf"), "--dir", d,
