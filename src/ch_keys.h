@@ -322,37 +322,49 @@ static inline uint64_t ch__xxh3_17to32(const uint8_t *p, size_t len, uint64_t se
 
 enum { CH__XG = 256 };  /* keys a group */
 
-/* lo, hi: the least and greatest of len[0 .. g) (noted by the caller as it wrote them). */
-CH_INLINE void ch__xxh3_classes(const uint8_t *const *ptr, const size_t *len, size_t g,
-                                size_t lo, size_t hi, uint64_t seed, uint64_t *o) {
-    /* one class for the whole group (keys of one length, say): a straight loop, no lists */
-    if (lo >= 9 && hi <= 16) {
-        for (size_t j = 0; j < g; j++) o[j] = ch__xxh3_9to16(ptr[j], len[j], seed);
+/* A group of rows of one width: each row's length, and the rows of each class in three lists
+ * (9-16 bytes, 17-32, the rest), a byte an entry.  ch__xxh3_note files a row as its length is
+ * found, with no branch: it writes the row's number to the end of every list and moves on the
+ * end of its own. */
+typedef struct {
+    uint32_t len[CH__XG];
+    uint8_t a[CH__XG], b[CH__XG], c[CH__XG];
+    size_t na, nb, nc;
+} ch__xxh3_group;
+
+CH_INLINE void ch__xxh3_note(ch__xxh3_group *q, size_t j, size_t L) {
+    const int a = L - 9 <= 7, b = L - 17 <= 15;
+    q->len[j] = (uint32_t)L;
+    q->a[q->na] = q->b[q->nb] = q->c[q->nc] = (uint8_t)j;  /* j < CH__XG: fits a byte */
+    q->na += (size_t)a;
+    q->nb += (size_t)b;
+    q->nc += (size_t)!(a | b);
+}
+
+/* Hash the g rows of the group at base (width w) class by class; a group whose rows all fell
+ * in one class (keys of one length, say) in a straight loop, without the lists. */
+CH_INLINE void ch__xxh3_rows(const ch__xxh3_group *q, const uint8_t *base, size_t w, size_t g,
+                             uint64_t seed, uint64_t *o) {
+    if (q->na == g) {
+        for (size_t j = 0; j < g; j++) o[j] = ch__xxh3_9to16(base + j * w, q->len[j], seed);
         return;
     }
-    if (lo >= 17 && hi <= 32) {
-        for (size_t j = 0; j < g; j++) o[j] = ch__xxh3_17to32(ptr[j], len[j], seed);
+    if (q->nb == g) {
+        for (size_t j = 0; j < g; j++) o[j] = ch__xxh3_17to32(base + j * w, q->len[j], seed);
         return;
     }
-    uint8_t ca[CH__XG], cb[CH__XG], cc[CH__XG], cd[CH__XG];  /* 9-16, 17-32, 4-8, the rest */
-    size_t na = 0, nb = 0, nc = 0, nd = 0;
-    for (size_t j = 0; j < g; j++) {  /* g <= CH__XG: j fits a byte */
-        const size_t L = len[j];
-        const int a = L - 9 <= 7, b = L - 17 <= 15, c = L - 4 <= 4;
-        ca[na] = cb[nb] = cc[nc] = cd[nd] = (uint8_t)j;
-        na += (size_t)a;
-        nb += (size_t)b;
-        nc += (size_t)c;
-        nd += (size_t)!(a | b | c);
+    for (size_t t = 0; t < q->na; t++) {
+        const size_t j = q->a[t];
+        o[j] = ch__xxh3_9to16(base + j * w, q->len[j], seed);
     }
-    for (size_t t = 0; t < na; t++) o[ca[t]] = ch__xxh3_9to16(ptr[ca[t]], len[ca[t]], seed);
-    for (size_t t = 0; t < nb; t++) o[cb[t]] = ch__xxh3_17to32(ptr[cb[t]], len[cb[t]], seed);
-    for (size_t t = 0; t < nc; t++) {
-        const uint8_t *p = ptr[cc[t]];
-        const size_t L = len[cc[t]];
-        o[cc[t]] = ch__xxh3_4to8w(ch__rd32(p), ch__rd32(p + L - 4), L, seed);
+    for (size_t t = 0; t < q->nb; t++) {
+        const size_t j = q->b[t];
+        o[j] = ch__xxh3_17to32(base + j * w, q->len[j], seed);
     }
-    for (size_t t = 0; t < nd; t++) o[cd[t]] = ch_xxh3_64(ptr[cd[t]], len[cd[t]], seed);
+    for (size_t t = 0; t < q->nc; t++) {
+        const size_t j = q->c[t];
+        o[j] = ch_xxh3_64(base + j * w, q->len[j], seed);
+    }
 }
 
 /* A list of keys, split the same way with a loop of its own (groups of 128, three classes,
@@ -764,46 +776,74 @@ CH_INLINE size_t ch__row_len(const uint8_t *s, size_t w) {
 #endif
 #endif
 
-/* XXH3 over rows: each group's lengths first, then class by class (ch__xxh3_classes).  On
- * 1,000,000 rows of keys of 8-24 bytes (bench_hotpath's), Zen 2, get_indices with threads=1:
- * 12.4 -> 11.1 ns a key; fixed lengths of 20 and 32 bytes 0.3-0.7 ns faster, of 11 alike.
- * Arrow's spans stay one key at a time (ch__off32): their lengths cost nothing to read, and
- * the same split measured 3-4% slower there. */
+/* XXH3 over rows: each group's lengths first, each row filed by class as its length is found
+ * (ch__xxh3_note), then the group class by class (ch__xxh3_rows).  On 1,000,000 rows of keys
+ * of 8-24 bytes (bench_hotpath's), Zen 2, get_indices with threads=1: 12.4 -> 11.1 ns a key;
+ * fixed lengths of 20 and 32 bytes 0.3-0.7 ns faster, of 11 alike.  Arrow's spans stay one
+ * key at a time (ch__off32): their lengths cost nothing to read, and the same split measured
+ * 3-4% slower there. */
 CH_INLINE void ch__fixed_bytes_xxh3(const uint8_t *data, size_t w, Py_ssize_t start,
                                     Py_ssize_t stop, uint64_t seed, uint64_t *out) {
-    const uint8_t *ptr[CH__XG];
-    size_t len[CH__XG];
+    ch__xxh3_group q;
     for (Py_ssize_t s0 = start; s0 < stop; s0 += CH__XG) {
         const size_t g = (size_t)(stop - s0 < CH__XG ? stop - s0 : CH__XG);
-        const uint8_t *row = data + (size_t)s0 * w;
-        size_t lo = SIZE_MAX, hi = 0;
+        const uint8_t *base = data + (size_t)s0 * w;
+        q.na = q.nb = q.nc = 0;
 #ifdef CH__ROW_LEN
         if (w >= 8 && w <= 32) {
-            for (size_t j = 0; j < g; j++, row += w) {
-                const size_t L = ch__row_len(row, w);
-                ptr[j] = row;
-                len[j] = L;
-                lo = L < lo ? L : lo;
-                hi = L > hi ? L : hi;
-            }
+            for (size_t j = 0; j < g; j++) ch__xxh3_note(&q, j, ch__row_len(base + j * w, w));
         } else
 #endif
         {
-            for (size_t j = 0; j < g; j++, row += w) {
-                const size_t L = ch_trim_nuls(row, w);
-                ptr[j] = row;
-                len[j] = L;
-                lo = L < lo ? L : lo;
-                hi = L > hi ? L : hi;
-            }
+            for (size_t j = 0; j < g; j++) ch__xxh3_note(&q, j, ch_trim_nuls(base + j * w, w));
         }
-        ch__xxh3_classes(ptr, len, g, lo, hi, seed, out + (s0 - start));
+        ch__xxh3_rows(&q, base, w, g, seed, out + (s0 - start));
     }
 }
+
+#if defined(CH_HAVE_AVX2) && defined(CH__ROW_LEN)
+#define CH__FIXED_XXH3_AVX2 1
+/* The same for rows of 8-32 bytes on AVX2 CPUs, with fewer instructions a row (the kernel was
+ * instruction-bound: ~89 a row, 2.8 a cycle on Zen 2).  A row's length is one 32-byte load,
+ * a compare, a mask of its nonzero bytes and LZCNT; the rows whose load would pass the end of
+ * the array (the last 32 / w) take ch__row_len.  Each row joins one of three lists as it is
+ * measured (9-16 bytes, 17-32, the rest), a byte each, and a group whose rows all fell in one
+ * list is hashed in a straight loop; the hash of a row is XXH3's own code for its class, as
+ * in ch__xxh3_classes. */
+CH_AVX2 void ch__fixed_bytes_xxh3_avx2(const uint8_t *data, size_t w, Py_ssize_t start,
+                                       Py_ssize_t stop, uint64_t seed, uint64_t *out) {
+    ch__xxh3_group q;
+    const uint32_t keep = w >= 32 ? 0xFFFFFFFFu : (1u << w) - 1u;  /* the row's own bytes */
+    const __m256i z = _mm256_setzero_si256();
+    /* rows i with i * w + 32 <= stop * w: their 32-byte loads stay inside the array */
+    const Py_ssize_t over = (Py_ssize_t)((32 + w - 1) / w) - 1;
+    const Py_ssize_t safe = stop - over > start ? stop - over : start;
+    for (Py_ssize_t s0 = start; s0 < stop; s0 += CH__XG) {
+        const size_t g = (size_t)(stop - s0 < CH__XG ? stop - s0 : CH__XG);
+        const size_t gs = safe <= s0 ? 0 : (size_t)(safe - s0) < g ? (size_t)(safe - s0) : g;
+        const uint8_t *base = data + (size_t)s0 * w;
+        q.na = q.nb = q.nc = 0;
+        size_t j = 0;
+        for (; j < gs; j++) {
+            const uint32_t zm = (uint32_t)_mm256_movemask_epi8(
+                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(base + j * w)), z));
+            ch__xxh3_note(&q, j, 32 - (size_t)_lzcnt_u32(~zm & keep));
+        }
+        for (; j < g; j++) ch__xxh3_note(&q, j, ch__row_len(base + j * w, w));
+        ch__xxh3_rows(&q, base, w, g, seed, out + (s0 - start));
+    }
+}
+#endif
 
 static inline void ch_hash_fixed_bytes(const uint8_t *data, Py_ssize_t w, Py_ssize_t start,
                                        Py_ssize_t stop, int hid, uint64_t seed, uint64_t *out) {
     if (hid == CH_XXH3) {
+#ifdef CH__FIXED_XXH3_AVX2
+        if (ch_simd_avx2 && w >= 8 && w <= 32) {
+            ch__fixed_bytes_xxh3_avx2(data, (size_t)w, start, stop, seed, out);
+            return;
+        }
+#endif
         ch__fixed_bytes_xxh3(data, (size_t)w, start, stop, seed, out);
         return;
     }

@@ -77,7 +77,9 @@ static inline long ch_fetch_add(long *p, long d) {
  *     AVX-512 CPU but Xeon Phi) are marked CH_AVX512DQ and read ch_simd_avx512dq.
  *     -DCH_NO_AVX512 leaves them out.
  *   AVX2 (Haswell, Zen 1 and later): CH_AVX2, ch_simd_avx2, for the CPUs without AVX-512 (a
- *     caller tries AVX-512 first).  -DCH_NO_AVX2 leaves them out. */
+ *     caller tries AVX-512 first), or beside them where no AVX-512 form exists.  With AVX2
+ *     come BMI1, BMI2 and LZCNT on every CPU that has it (Haswell, Zen), so the kernels may
+ *     use them too, and the flag asks for all four.  -DCH_NO_AVX2 leaves them out. */
 #if (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 7)) && defined(__x86_64__)
 #  define CH_SIMD_X86 1
 #  include <immintrin.h>
@@ -88,7 +90,7 @@ static inline long ch_fetch_add(long *p, long d) {
 #  endif
 #  if !defined(CH_NO_AVX2)
 #    define CH_HAVE_AVX2 1
-#    define CH_AVX2 __attribute__((target("avx2"), noinline))
+#    define CH_AVX2 __attribute__((target("avx2,bmi,bmi2,lzcnt"), noinline))
 #  endif
 #endif
 #if defined(__GNUC__) || defined(__clang__)
@@ -111,7 +113,8 @@ static inline void ch_simd_cap(int cap) {
     ch_simd_avx512dq = ch_simd_avx512 && __builtin_cpu_supports("avx512dq") ? 1 : 0;
 #  endif
 #  ifdef CH_HAVE_AVX2
-    ch_simd_avx2 = cap >= 1 && __builtin_cpu_supports("avx2") ? 1 : 0;
+    ch_simd_avx2 = cap >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+                   __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("lzcnt") ? 1 : 0;
 #  endif
 #else
     (void)cap;

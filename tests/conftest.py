@@ -47,7 +47,8 @@ def model_ring_class():
 @pytest.fixture(params=["avx512", "avx2", "portable"])
 def simd(request: pytest.FixtureRequest) -> Iterator[str]:
     """Each form of a batch kernel that has SIMD ones (the direct table's search, Rendezvous'
-    draws): AVX-512 and AVX2 where the CPU has them, and the portable one."""
+    draws, NumPy S rows under XXH3): AVX-512 and AVX2 where the CPU has them, and the
+    portable one."""
     from consistent_hash import _ring
 
     old = _ring._simd()

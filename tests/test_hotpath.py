@@ -305,28 +305,40 @@ def test_fixed_bytes_rows_of_every_width_and_length(w: int) -> None:
     assert np.array_equal(ring.get_indices(np.tile(arr, reps), threads=2), np.tile(want, reps))
 
 
-@pytest.mark.parametrize("container", ["S16", "S32", "S40", "arrow", "large arrow"])
-def test_xxh3_groups_of_one_class_and_of_several(container: str) -> None:
+@pytest.mark.parametrize("container", ["S8", "S12", "S16", "S20", "S24", "S31", "S32", "S40",
+                                       "arrow", "large arrow"])
+def test_xxh3_groups_of_one_class_and_of_several(container: str, simd: str) -> None:
     # NumPy S rows are hashed in groups of 256 keys: lengths first, then the group class by
     # class (4-8, 9-16, 17-32, the rest), or in one straight loop when every length of the
-    # group falls in one class (Arrow's spans, one at a time, are held to the same keys).  Runs of each kind, not aligned to the groups,
-    # each long enough to hold whole groups wherever they are cut, with the shortest and longest
-    # length of each class, and groups that a single key makes mixed.
+    # group falls in one class (Arrow's spans, one at a time, are held to the same keys).
+    # Runs of each kind, not aligned to the groups, each long enough to hold whole groups
+    # wherever they are cut, with the shortest and longest length of each class, and groups
+    # that a single key makes mixed.  Rows of 8-32 bytes have an AVX2 form (a 32-byte load a
+    # row, which the last rows of the array, where it would pass the end, do without): every
+    # width from one short of a word to past the load, each cut so the array ends anywhere.
+    # Keys hold NUL bytes inside (NumPy keeps them; only trailing ones are dropped).
     rng = np.random.default_rng(len(container))
-    w = {"S16": 16, "S32": 32}.get(container, 40)
+    w = int(container[1:]) if container.startswith("S") else 40
 
-    def run(n: int, lo: int, hi: int) -> list[bytes]:
+    def run(n: int, lo: int, hi: int, nul: bool = False) -> list[bytes]:
         lo, hi = min(lo, w), min(hi, w)
-        return [rng.integers(1, 256, int(rng.integers(lo, hi + 1)), dtype=np.uint8).tobytes()
+        keys = [rng.integers(1, 256, int(rng.integers(lo, hi + 1)), dtype=np.uint8)
                 for _ in range(n)]
+        if nul:  # a NUL inside each key that has room for one
+            for k in keys:
+                if len(k) > 1:
+                    k[int(rng.integers(0, len(k) - 1))] = 0
+        return [k.tobytes() for k in keys]
 
     keys = (run(600, 9, 16) + run(520, 17, 32) + run(1, 3, 3) + run(600, 12, 12)
             + run(520, 16, 16) + run(520, 17, 17) + run(520, 32, 32) + run(255, 9, 9)
-            + run(1, 33, 40) + run(520, 4, 8) + run(600, 0, 40) + run(511, 17, 32))
+            + run(1, 33, 40) + run(520, 4, 8) + run(600, 0, 40) + run(300, 0, 40, nul=True)
+            + run(511, 17, 32) + run(40, 0, 40))
     ring = HashRing([f"n{i}" for i in range(100)])
     if container.startswith("S"):
         arr = np.array(keys, dtype=container)
         kept = arr.tolist()  # NumPy drops trailing NULs
+        assert any(b"\0" in k for k in kept)
     else:
         pa = pytest.importorskip("pyarrow")
         arr = pa.array(keys, pa.large_binary() if container == "large arrow" else pa.binary())
@@ -334,9 +346,19 @@ def test_xxh3_groups_of_one_class_and_of_several(container: str) -> None:
     hashes = np.array([xxhash.xxh3_64_intdigest(k) for k in kept], dtype=np.uint64)
     want = searchsorted_owners(ring, hashes)
     assert np.array_equal(ring.get_indices(arr, threads=1), want)
-    for start in (0, 1, 255, 256, 257, 1000):  # the groups cut elsewhere
-        assert np.array_equal(ring.hash_many(arr[start:]), hashes[start:]), start
-        assert np.array_equal(ring.get_indices(arr[start:], threads=1), want[start:]), start
+    n = len(keys)
+    for start, stop in ((0, n), (1, n), (255, n), (256, n), (257, n), (1000, n),
+                        (0, n - 1), (3, n - 2), (0, n - 3), (5, 6), (7, 9), (0, 300)):
+        a = arr[start:stop]  # the groups cut elsewhere, the array ending elsewhere
+        assert np.array_equal(ring.hash_many(a), hashes[start:stop]), (start, stop)
+        assert np.array_equal(ring.get_indices(a, threads=1), want[start:stop]), (start, stop)
+    if container.startswith("S"):  # the rows split between two threads (chunks of 2,048)
+        old = _ring._set_parallel_min(1)
+        try:
+            assert np.array_equal(ring.get_indices(arr, threads=2), want)
+            assert np.array_equal(ring.hash_many(arr, threads=2), hashes)
+        finally:
+            _ring._set_parallel_min(old)
 
 
 # -- the builder's sort ---------------------------------------------------------------------------
