@@ -806,10 +806,8 @@ CH_INLINE void ch__fixed_bytes_xxh3(const uint8_t *data, size_t w, Py_ssize_t st
 /* The same for rows of 8-32 bytes on AVX2 CPUs, with fewer instructions a row (the kernel was
  * instruction-bound: ~89 a row, 2.8 a cycle on Zen 2).  A row's length is one 32-byte load,
  * a compare, a mask of its nonzero bytes and LZCNT; the rows whose load would pass the end of
- * the array (the last 32 / w) take ch__row_len.  Each row joins one of three lists as it is
- * measured (9-16 bytes, 17-32, the rest), a byte each, and a group whose rows all fell in one
- * list is hashed in a straight loop; the hash of a row is XXH3's own code for its class, as
- * in ch__xxh3_classes. */
+ * the array (the last 32 / w) take ch__row_len.  Each row is filed by class as it is
+ * measured (ch__xxh3_note), and the group is hashed class by class (ch__xxh3_rows). */
 CH_AVX2 void ch__fixed_bytes_xxh3_avx2(const uint8_t *data, size_t w, Py_ssize_t start,
                                        Py_ssize_t stop, uint64_t seed, uint64_t *out) {
     ch__xxh3_group q;
