@@ -375,16 +375,17 @@ CH_INLINE void ch__xxh3_rows(const ch__xxh3_group *q, const uint8_t *base, size_
 CH_INLINE Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
                                       uint64_t seed, uint64_t *out, uint8_t *scratch,
                                       Py_ssize_t scratch_len) {
-    enum { G = 128, PF = 16 };
+    enum { G = 128, PF = 40 };
     const uint8_t *ptr[G];
     uint32_t len[G];
     uint8_t la[G], lb[G], lc[G];  /* 9-16, 17-32, the rest */
     for (Py_ssize_t s0 = start; s0 < n; s0 += G) {
         const Py_ssize_t e = n - s0 < G ? n : s0 + G;
+        const int pf = e + PF <= n;  /* the same for the whole group: the loop is unswitched */
         size_t na = 0, nb = 0, nc = 0;
         Py_ssize_t i = s0;
         for (; i < e; i++) {
-            if (i + PF < n) {
+            if (pf) {
                 const char *ahead = (const char *)items[i + PF];
                 CH_PREFETCH(ahead);
                 CH_PREFETCH(ahead + 64);
