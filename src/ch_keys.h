@@ -327,8 +327,8 @@ enum { CH__XG = 256 };  /* keys a group */
  * found, with no branch: it writes the row's number to the end of every list and moves on the
  * end of its own. */
 typedef struct {
-    uint32_t len[CH__XG];
-    uint8_t a[CH__XG], b[CH__XG], c[CH__XG];
+    uint32_t len[CH__XG + 8];  /* room for ch__xxh3_split's last 8 (read, not used) */
+    uint8_t a[CH__XG + 8], b[CH__XG + 8], c[CH__XG + 8];  /* and for its last appends */
     size_t na, nb, nc;
 } ch__xxh3_group;
 
@@ -340,6 +340,44 @@ CH_INLINE void ch__xxh3_note(ch__xxh3_group *q, size_t j, size_t L) {
     q->nb += (size_t)b;
     q->nc += (size_t)!(a | b);
 }
+
+#ifdef CH_HAVE_AVX2
+#define CH__SPLIT_AVX2 1
+/* The same filing for a group whose lengths len[0 .. g) are written (lengths CH__NOKEY are
+ * filed nowhere), 8 at a time: a compare picks each class's lanes, ch_pack8 packs their
+ * numbers, and 8 bytes are stored at the end of the list (the list grows by the count).  About
+ * 3 instructions a key against ch__xxh3_note's 14. */
+#define CH__NOKEY 0xFFFFFFFFu
+CH_AVX2 void ch__xxh3_split(ch__xxh3_group *q, size_t g) {
+    size_t na = 0, nb = 0, nc = 0;
+    const __m256i c9 = _mm256_set1_epi32(9), c7 = _mm256_set1_epi32(7);
+    const __m256i c17 = _mm256_set1_epi32(17), c15 = _mm256_set1_epi32(15);
+    const __m256i none = _mm256_set1_epi32(-1);
+    for (size_t k = 0; k < g; k += 8) {
+        const __m256i L = _mm256_loadu_si256((const __m256i *)(q->len + k));
+        const __m256i x = _mm256_sub_epi32(L, c9), y = _mm256_sub_epi32(L, c17);
+        const unsigned valid = g - k >= 8 ? 0xFFu : (1u << (g - k)) - 1u;
+        const unsigned ma = valid & (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+                                _mm256_cmpeq_epi32(_mm256_min_epu32(x, c7), x)));
+        const unsigned mb = valid & (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+                                _mm256_cmpeq_epi32(_mm256_min_epu32(y, c15), y)));
+        const unsigned ms = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+                                _mm256_cmpeq_epi32(L, none)));
+        const unsigned mc = valid & ~(ma | mb | ms);
+        const uint64_t at = 0x0101010101010101ull * (uint64_t)k;  /* k + 7 < 256: no carry */
+        const uint64_t va = ch_pack8[ma] + at, vb = ch_pack8[mb] + at, vc = ch_pack8[mc] + at;
+        memcpy(q->a + na, &va, 8);
+        memcpy(q->b + nb, &vb, 8);
+        memcpy(q->c + nc, &vc, 8);
+        na += (size_t)__builtin_popcount(ma);
+        nb += (size_t)__builtin_popcount(mb);
+        nc += (size_t)__builtin_popcount(mc);
+    }
+    q->na = na;
+    q->nb = nb;
+    q->nc = nc;
+}
+#endif
 
 /* Hash the g rows of the group at base (width w) class by class; a group whose rows all fell
  * in one class (keys of one length, say) in a straight loop, without the lists. */
@@ -367,22 +405,25 @@ CH_INLINE void ch__xxh3_rows(const ch__xxh3_group *q, const uint8_t *base, size_
     }
 }
 
-/* A list of keys, split the same way with a loop of its own (groups of 128, three classes,
- * the split made while the objects are read: on a list that measured 1.12x faster than
- * gathering a group and calling ch__xxh3_classes).  Anything but a compact ASCII str or bytes
- * goes through ch__objects one at a time, in order; the first key it declines ends the call
- * as there (everything before it hashed). */
+/* A list of keys, split the same way with a loop of its own (groups of 128, three classes):
+ * without AVX2 the split is made while the objects are read (on a list that measured 1.12x
+ * faster than gathering a group first), with it the group's lengths are gathered and filed
+ * 8 at a time (ch__xxh3_split).  Anything but a compact ASCII str or bytes goes through
+ * ch__objects one at a time, in order; the first key it declines ends the call as there
+ * (everything before it hashed). */
 CH_INLINE Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
                                       uint64_t seed, uint64_t *out, uint8_t *scratch,
-                                      Py_ssize_t scratch_len) {
+                                      Py_ssize_t scratch_len, const int simd) {
     enum { G = 128, PF = 40 };
     const uint8_t *ptr[G];
-    uint32_t len[G];
-    uint8_t la[G], lb[G], lc[G];  /* 9-16, 17-32, the rest */
+    ch__xxh3_group q;
+#ifndef CH__SPLIT_AVX2
+    (void)simd;
+#endif
     for (Py_ssize_t s0 = start; s0 < n; s0 += G) {
         const Py_ssize_t e = n - s0 < G ? n : s0 + G;
         const int pf = e + PF <= n;  /* the same for the whole group: the loop is unswitched */
-        size_t na = 0, nb = 0, nc = 0;
+        q.na = q.nb = q.nc = 0;
         Py_ssize_t i = s0;
         for (; i < e; i++) {
             if (pf) {
@@ -394,6 +435,7 @@ CH_INLINE Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, 
             PyTypeObject *t = Py_TYPE(o);
             const uint8_t *p;
             size_t L;
+            const size_t j = (size_t)(i - s0);
             if (CH_LIKELY(t == &PyUnicode_Type && PyUnicode_IS_COMPACT_ASCII(o))) {
                 p = (const uint8_t *)((PyASCIIObject *)o + 1);
                 L = (size_t)PyUnicode_GET_LENGTH(o);
@@ -403,25 +445,46 @@ CH_INLINE Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, 
             } else {
                 if (ch__objects(ch_h_xxh3, items, i, i + 1, seed, out, scratch, scratch_len) == i)
                     break;  /* declined: hash what was gathered, then hand it over */
-                ptr[i - s0] = NULL;
-                la[na] = lb[nb] = lc[nc] = 0;  /* not in any class */
+                ptr[j] = NULL;
+#ifdef CH__SPLIT_AVX2
+                q.len[j] = CH__NOKEY;  /* in no class */
+#endif
                 continue;
             }
-            const uint8_t j = (uint8_t)(i - s0);
-            const int a = L - 9 <= 7, b = L - 17 <= 15;
+            if (CH_UNLIKELY(L >= 0xFFFFFFFFu)) {  /* 4 GiB or more: a length the lists cannot hold */
+                out[i] = ch_xxh3_64(p, L, seed);
+                ptr[j] = NULL;
+#ifdef CH__SPLIT_AVX2
+                q.len[j] = CH__NOKEY;
+#endif
+                continue;
+            }
             ptr[j] = p;
-            len[j] = (uint32_t)L;
-            la[na] = j;
-            lb[nb] = j;
-            lc[nc] = j;
-            na += (size_t)a;
-            nb += (size_t)b;
-            nc += (size_t)(!(a | b));
+#ifdef CH__SPLIT_AVX2
+            if (simd) {
+                q.len[j] = (uint32_t)L;
+                continue;
+            }
+#endif
+            ch__xxh3_note(&q, j, L);
         }
+        const size_t g = (size_t)(i - s0);
+#ifdef CH__SPLIT_AVX2
+        if (simd) ch__xxh3_split(&q, g);
+#endif
         uint64_t *o = out + s0;
-        for (size_t t = 0; t < na; t++) o[la[t]] = ch__xxh3_9to16(ptr[la[t]], len[la[t]], seed);
-        for (size_t t = 0; t < nb; t++) o[lb[t]] = ch__xxh3_17to32(ptr[lb[t]], len[lb[t]], seed);
-        for (size_t t = 0; t < nc; t++) o[lc[t]] = ch_xxh3_64(ptr[lc[t]], len[lc[t]], seed);
+        for (size_t t = 0; t < q.na; t++) {
+            const size_t j = q.a[t];
+            o[j] = ch__xxh3_9to16(ptr[j], q.len[j], seed);
+        }
+        for (size_t t = 0; t < q.nb; t++) {
+            const size_t j = q.b[t];
+            o[j] = ch__xxh3_17to32(ptr[j], q.len[j], seed);
+        }
+        for (size_t t = 0; t < q.nc; t++) {
+            const size_t j = q.c[t];
+            o[j] = ch_xxh3_64(ptr[j], q.len[j], seed);
+        }
         if (i < e) return i;
     }
     return n;
@@ -430,7 +493,13 @@ CH_INLINE Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, 
 static inline Py_ssize_t ch_hash_objects(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
                                          int hid, uint64_t seed, uint64_t *out,
                                          uint8_t *scratch) {
-    if (hid == CH_XXH3) return ch__objects_xxh3(items, start, n, seed, out, scratch, CH_SCRATCH);
+    if (hid == CH_XXH3) {
+#ifdef CH__SPLIT_AVX2
+        if (ch_simd_avx2)
+            return ch__objects_xxh3(items, start, n, seed, out, scratch, CH_SCRATCH, 1);
+#endif
+        return ch__objects_xxh3(items, start, n, seed, out, scratch, CH_SCRATCH, 0);
+    }
     CH_DISPATCH(hid, ch__objects, items, start, n, seed, out, scratch, CH_SCRATCH)
 }
 
@@ -821,14 +890,14 @@ CH_AVX2 void ch__fixed_bytes_xxh3_avx2(const uint8_t *data, size_t w, Py_ssize_t
         const size_t g = (size_t)(stop - s0 < CH__XG ? stop - s0 : CH__XG);
         const size_t gs = safe <= s0 ? 0 : (size_t)(safe - s0) < g ? (size_t)(safe - s0) : g;
         const uint8_t *base = data + (size_t)s0 * w;
-        q.na = q.nb = q.nc = 0;
         size_t j = 0;
         for (; j < gs; j++) {
             const uint32_t zm = (uint32_t)_mm256_movemask_epi8(
                 _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(base + j * w)), z));
-            ch__xxh3_note(&q, j, 32 - (size_t)_lzcnt_u32(~zm & keep));
+            q.len[j] = 32 - _lzcnt_u32(~zm & keep);
         }
-        for (; j < g; j++) ch__xxh3_note(&q, j, ch__row_len(base + j * w, w));
+        for (; j < g; j++) q.len[j] = (uint32_t)ch__row_len(base + j * w, w);
+        ch__xxh3_split(&q, g);
         ch__xxh3_rows(&q, base, w, g, seed, out + (s0 - start));
     }
 }

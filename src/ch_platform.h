@@ -78,8 +78,10 @@ static inline long ch_fetch_add(long *p, long d) {
  *     -DCH_NO_AVX512 leaves them out.
  *   AVX2 (Haswell, Zen 1 and later): CH_AVX2, ch_simd_avx2, for the CPUs without AVX-512 (a
  *     caller tries AVX-512 first), or beside them where no AVX-512 form exists.  With AVX2
- *     come BMI1, BMI2 and LZCNT on every CPU that has it (Haswell, Zen), so the kernels may
- *     use them too, and the flag asks for all four.  -DCH_NO_AVX2 leaves them out. */
+ *     come POPCNT, BMI1, BMI2 and LZCNT on every CPU that has it (Haswell, Zen), so the
+ *     kernels may use them too, and the flag asks for all five.  ch_pack8 (filled with the
+ *     flag) left-packs 8 flags: entry m holds the numbers 0-7 of m's set bits, in order, a
+ *     byte each (the rest 0), so a kernel can append the lanes a compare picked to a list.  -DCH_NO_AVX2 leaves them out. */
 #if (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 7)) && defined(__x86_64__)
 #  define CH_SIMD_X86 1
 #  include <immintrin.h>
@@ -90,7 +92,7 @@ static inline long ch_fetch_add(long *p, long d) {
 #  endif
 #  if !defined(CH_NO_AVX2)
 #    define CH_HAVE_AVX2 1
-#    define CH_AVX2 __attribute__((target("avx2,bmi,bmi2,lzcnt"), noinline))
+#    define CH_AVX2 __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"), noinline))
 #  endif
 #endif
 #if defined(__GNUC__) || defined(__clang__)
@@ -101,6 +103,7 @@ static inline long ch_fetch_add(long *p, long d) {
 static int ch_simd_avx512 CH__UNUSED_FLAG = 0;
 static int ch_simd_avx512dq CH__UNUSED_FLAG = 0;
 static int ch_simd_avx2 CH__UNUSED_FLAG = 0;
+static uint64_t ch_pack8[256] CH__UNUSED_FLAG;
 
 /* Set the flags from what the CPU has, capped at cap: 2 everything, 1 no AVX-512, 0 the
  * portable kernels only (a test hook compares them on one machine). */
@@ -114,7 +117,15 @@ static inline void ch_simd_cap(int cap) {
 #  endif
 #  ifdef CH_HAVE_AVX2
     ch_simd_avx2 = cap >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-                   __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("lzcnt") ? 1 : 0;
+                   __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("lzcnt") &&
+                   __builtin_cpu_supports("popcnt") ? 1 : 0;
+    for (unsigned m = 0; m < 256; m++) {
+        uint64_t v = 0;
+        unsigned k = 0;
+        for (unsigned b = 0; b < 8; b++)
+            if (m >> b & 1u) v |= (uint64_t)b << (8 * k++);
+        ch_pack8[m] = v;
+    }
 #  endif
 #else
     (void)cap;

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -359,6 +360,51 @@ def test_xxh3_groups_of_one_class_and_of_several(container: str, simd: str) -> N
             assert np.array_equal(ring.hash_many(arr, threads=2), hashes)
         finally:
             _ring._set_parallel_min(old)
+
+
+def test_xxh3_lists_of_one_class_and_of_several(simd: str) -> None:
+    # A list is hashed in groups of 128 keys, filed by class (9-16 bytes, 17-32, the rest)
+    # as the objects are read, or (AVX2) gathered and filed 8 at a time; keys that are not a
+    # compact ASCII str or bytes (non-ASCII str, int, bytearray) are hashed one at a time
+    # where they stand and filed nowhere.  Runs of each class, groups that one key makes
+    # mixed, and such keys among them, cut to start and end anywhere; against xxhash.
+    rng = np.random.default_rng(7)
+    letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+    def run(n: int, lo: int, hi: int, kind: str = "str") -> list[Any]:
+        out: list[Any] = []
+        for _ in range(n):
+            k = "".join(rng.choice(list(letters), int(rng.integers(lo, hi + 1))))
+            out.append(k.encode() if kind == "bytes" else k)
+        return out
+
+    others: list[Any] = ["é" * 9, "ключ-17-байт", 12345678901, bytearray(b"bytearray key 18"),
+                         -7, "\u20ac" * 20, memoryview(b"a memoryview")]
+    keys = (run(300, 9, 16) + run(260, 17, 32) + run(1, 3, 3) + run(300, 12, 12)
+            + run(260, 16, 16, "bytes") + run(260, 17, 17) + run(260, 32, 32) + run(127, 9, 9)
+            + run(1, 33, 60) + run(260, 4, 8) + run(300, 0, 60) + run(255, 17, 32, "bytes")
+            + run(40, 0, 40))
+    for at in (5, 128, 131, 700, 701, 702, 1500, 2000, 2500):  # among the runs
+        keys[at:at] = [others[at % len(others)]]
+    keys[900:900] = others
+
+    def raw(k: Any) -> bytes:
+        if isinstance(k, str):
+            return k.encode()
+        if isinstance(k, (bytes, bytearray, memoryview)):
+            return bytes(k)
+        return str(int(k)).encode()
+
+    hashes = np.array([xxhash.xxh3_64_intdigest(raw(k)) for k in keys], dtype=np.uint64)
+    ring = HashRing([f"n{i}" for i in range(100)])
+    want = searchsorted_owners(ring, hashes)
+    n = len(keys)
+    for start, stop in ((0, n), (1, n), (127, n), (128, n), (129, n), (0, n - 1), (3, 40),
+                        (7, 9), (890, 910)):
+        assert np.array_equal(ring.hash_many(keys[start:stop], threads=1),
+                              hashes[start:stop]), (start, stop)
+        assert np.array_equal(ring.get_indices(keys[start:stop], threads=1),
+                              want[start:stop]), (start, stop)
 
 
 # -- the builder's sort ---------------------------------------------------------------------------
