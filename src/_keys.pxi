@@ -253,7 +253,7 @@ cdef class _KeySource:
                 ch_hash_i64(<const int64_t *>scratch, e - s, hid, seed, out)
             return -1
         if self.kind == K_OBJECTS:
-            j = ch_hash_objects(items + s, 0, e - s, hid, seed, out, scratch)
+            j = ch_hash_objects_ahead(items + s, 0, e - s, self.n - s, hid, seed, out, scratch)
             if h.raw_ints:
                 ch_raw_int_objects(items + s, j, out)
             return -1 if j == e - s else s + j

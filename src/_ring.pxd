@@ -39,6 +39,9 @@ cdef extern from "ch_keys.h" nogil:
     uint64_t ch_xxh3_64(const uint8_t *p, size_t n, uint64_t seed)
     Py_ssize_t ch_hash_objects(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
                                int hid, uint64_t seed, uint64_t *out, uint8_t *scratch)
+    Py_ssize_t ch_hash_objects_ahead(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
+                                     Py_ssize_t avail, int hid, uint64_t seed, uint64_t *out,
+                                     uint8_t *scratch)
     void ch_widen_ints(const uint8_t *v, int itemsize, int is_signed, Py_ssize_t m,
                        int64_t *w)
     void ch_raw_int_objects(PyObject *const *items, Py_ssize_t n, uint64_t *out)

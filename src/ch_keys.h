@@ -253,13 +253,15 @@ static inline Py_ssize_t ch_ucs_to_utf8(int kind, const void *data, Py_ssize_t n
 }
 
 /* Hash items[start .. n) into out[start .. n) until an item needs the caller; returns the
- * index of that item, or n when all are done.  scratch holds CH_SCRATCH bytes. */
+ * index of that item, or n when all are done.  scratch holds CH_SCRATCH bytes.  The objects
+ * are prefetched a few keys ahead, up to items[avail) (avail >= n: a chunk of a longer list
+ * prefetches the start of the next one, whose keys would otherwise begin cold). */
 CH_INLINE Py_ssize_t ch__objects(ch_hfn H, PyObject *const *items, Py_ssize_t start,
-                                 Py_ssize_t n, uint64_t seed, uint64_t *out, uint8_t *scratch,
-                                 Py_ssize_t scratch_len) {
+                                 Py_ssize_t n, Py_ssize_t avail, uint64_t seed, uint64_t *out,
+                                 uint8_t *scratch, Py_ssize_t scratch_len) {
     const Py_ssize_t PF = 16;
     for (Py_ssize_t i = start; i < n; i++) {
-        if (i + PF < n) {
+        if (i + PF < avail) {
             const char *ahead = (const char *)items[i + PF];
             CH_PREFETCH(ahead);
             CH_PREFETCH(ahead + 64);
@@ -412,8 +414,8 @@ CH_INLINE void ch__xxh3_rows(const ch__xxh3_group *q, const uint8_t *base, size_
  * ch__objects one at a time, in order; the first key it declines ends the call as there
  * (everything before it hashed). */
 CH_INLINE Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
-                                      uint64_t seed, uint64_t *out, uint8_t *scratch,
-                                      Py_ssize_t scratch_len, const int simd) {
+                                      Py_ssize_t avail, uint64_t seed, uint64_t *out,
+                                      uint8_t *scratch, Py_ssize_t scratch_len, const int simd) {
     enum { G = 128, PF = 40 };
     const uint8_t *ptr[G];
     ch__xxh3_group q;
@@ -422,7 +424,7 @@ CH_INLINE Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, 
 #endif
     for (Py_ssize_t s0 = start; s0 < n; s0 += G) {
         const Py_ssize_t e = n - s0 < G ? n : s0 + G;
-        const int pf = e + PF <= n;  /* the same for the whole group: the loop is unswitched */
+        const int pf = e + PF <= avail;  /* the same for the whole group: the loop is unswitched */
         q.na = q.nb = q.nc = 0;
         Py_ssize_t i = s0;
         for (; i < e; i++) {
@@ -443,7 +445,8 @@ CH_INLINE Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, 
                 p = (const uint8_t *)PyBytes_AS_STRING(o);
                 L = (size_t)PyBytes_GET_SIZE(o);
             } else {
-                if (ch__objects(ch_h_xxh3, items, i, i + 1, seed, out, scratch, scratch_len) == i)
+                if (ch__objects(ch_h_xxh3, items, i, i + 1, i + 1, seed, out, scratch,
+                                scratch_len) == i)
                     break;  /* declined: hash what was gathered, then hand it over */
                 ptr[j] = NULL;
 #ifdef CH__SPLIT_AVX2
@@ -490,17 +493,24 @@ CH_INLINE Py_ssize_t ch__objects_xxh3(PyObject *const *items, Py_ssize_t start, 
     return n;
 }
 
-static inline Py_ssize_t ch_hash_objects(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
-                                         int hid, uint64_t seed, uint64_t *out,
-                                         uint8_t *scratch) {
+/* items[start .. n) of a list whose items run on to items[avail) (prefetched, not hashed). */
+static inline Py_ssize_t ch_hash_objects_ahead(PyObject *const *items, Py_ssize_t start,
+                                               Py_ssize_t n, Py_ssize_t avail, int hid,
+                                               uint64_t seed, uint64_t *out, uint8_t *scratch) {
     if (hid == CH_XXH3) {
 #ifdef CH__SPLIT_AVX2
         if (ch_simd_avx2)
-            return ch__objects_xxh3(items, start, n, seed, out, scratch, CH_SCRATCH, 1);
+            return ch__objects_xxh3(items, start, n, avail, seed, out, scratch, CH_SCRATCH, 1);
 #endif
-        return ch__objects_xxh3(items, start, n, seed, out, scratch, CH_SCRATCH, 0);
+        return ch__objects_xxh3(items, start, n, avail, seed, out, scratch, CH_SCRATCH, 0);
     }
-    CH_DISPATCH(hid, ch__objects, items, start, n, seed, out, scratch, CH_SCRATCH)
+    CH_DISPATCH(hid, ch__objects, items, start, n, avail, seed, out, scratch, CH_SCRATCH)
+}
+
+static inline Py_ssize_t ch_hash_objects(PyObject *const *items, Py_ssize_t start, Py_ssize_t n,
+                                         int hid, uint64_t seed, uint64_t *out,
+                                         uint8_t *scratch) {
+    return ch_hash_objects_ahead(items, start, n, n, hid, seed, out, scratch);
 }
 
 /* The same with a scratch buffer of scratch_len bytes (>= 24): a str needing more goes to the
@@ -508,7 +518,7 @@ static inline Py_ssize_t ch_hash_objects(PyObject *const *items, Py_ssize_t star
 static inline Py_ssize_t ch_hash_objects_s(PyObject *const *items, Py_ssize_t start,
                                            Py_ssize_t n, int hid, uint64_t seed, uint64_t *out,
                                            uint8_t *scratch, Py_ssize_t scratch_len) {
-    CH_DISPATCH(hid, ch__objects, items, start, n, seed, out, scratch, scratch_len)
+    CH_DISPATCH(hid, ch__objects, items, start, n, n, seed, out, scratch, scratch_len)
 }
 
 /* One key of the commonest kinds, without the batch loop: an exact str that is compact
