@@ -119,12 +119,14 @@ static inline void ch_simd_cap(int cap) {
     ch_simd_avx2 = cap >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
                    __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("lzcnt") &&
                    __builtin_cpu_supports("popcnt") ? 1 : 0;
-    for (unsigned m = 0; m < 256; m++) {
-        uint64_t v = 0;
-        unsigned k = 0;
-        for (unsigned b = 0; b < 8; b++)
-            if (m >> b & 1u) v |= (uint64_t)b << (8 * k++);
-        ch_pack8[m] = v;
+    if (ch_pack8[255] == 0) {  /* once, at import (the test hook calls this again later) */
+        for (unsigned m = 0; m < 256; m++) {
+            uint64_t v = 0;
+            unsigned k = 0;
+            for (unsigned b = 0; b < 8; b++)
+                if (m >> b & 1u) v |= (uint64_t)b << (8 * k++);
+            ch_pack8[m] = v;
+        }
     }
 #  endif
 #else
