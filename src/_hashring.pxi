@@ -193,8 +193,7 @@ cdef class _Ring(_Router):
         self._looked = 0
         self._claim = 0
         self.R.t = NULL
-        self.R.tk = tk
-        self.R.tb = ch_direct_split_bits(tk, b) if tk else 0
+        ch_route_table_form(&self.R, tk)
         return 0
 
     cdef int note_lookups(self, Py_ssize_t m) except -1:
@@ -221,7 +220,7 @@ cdef class _Ring(_Router):
         t = _np_empty(<Py_ssize_t>1 << tk, _U64)
         tp = <uint64_t *>_buf(t, True)
         with nogil:
-            ch_build_direct(self.pos, self.R.own, self.n, self.R.b, tk, tp)
+            ch_build_direct(self.pos, self.R.own, self.n, self.R.b, tk, self.R.pairs, tp)
         self._direct = t
         ch_direct_publish(&self.R, tp)
         return 0
@@ -273,6 +272,11 @@ cdef class _Ring(_Router):
             time.sleep(0)
         _freeze(self._direct)
         return self._direct
+
+    @property
+    def direct_table_pairs(self):
+        """Whether the direct table's words hold buckets of two positions (ch_search.h)."""
+        return bool(self.R.pairs)
 
     @property
     def direct_table_built(self):

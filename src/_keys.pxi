@@ -51,6 +51,17 @@ def _simd(object level=None):
     return old
 
 
+def _direct_pairs(object use=None):
+    """Whether rings whose routing is set from now on may build direct tables of pairs
+    (ch_search.h; a test hook: use=False makes them build single words, as with AVX-512).
+    Returns the old setting."""
+    global ch_direct_pairs_on
+    old = bool(ch_direct_pairs_on)
+    if use is not None:
+        ch_direct_pairs_on = 1 if use else 0
+    return old
+
+
 # Every hash by name: read from the one table of src/ch_hashes.h (ids are written only there).
 HASH_IDS = {ch_hash_rows[i].name.decode("ascii"): ch_hash_rows[i].id
             for i in range(ch_hash_count)}

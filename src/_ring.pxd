@@ -119,11 +119,16 @@ cdef extern from "ch_search.h" nogil:
         const uint64_t *t
         int tk
         int tb
+        int pairs
+        uint64_t smask
+    int ch_direct_pairs_on
     int ch_owner_bits(size_t nodes)
     int ch_direct_bits(size_t n, int b)
-    int ch_direct_split_bits(int tk, int b)
+    int ch_direct_split_bits(int tk, int b, int pairs)
+    int ch_direct_pairs(int tk, int b)
+    void ch_route_table_form(ch_route *R, int tk)
     void ch_build_direct(const uint64_t *pos, const int32_t *own, uint32_t n, int b, int tk,
-                         uint64_t *t)
+                         int pairs, uint64_t *t)
     void ch_direct_publish(ch_route *R, const uint64_t *t)
     int ch_direct_claim(int *state)
     const uint64_t *ch_direct_table(const ch_route *R)

@@ -87,17 +87,61 @@ def _owner_bits(nodes: int) -> int:
     return (nodes - 1).bit_length() if nodes > 1 else 0
 
 
-def _table_words(pos: np.ndarray, own: np.ndarray, nodes: int, tk: int) -> np.ndarray:
-    """The table as ch_search.h documents it, from the sorted positions and routing owners:
-    split | o_le | o_gt | 0 for a bucket of one position, the next position's owner twice under
-    an all-ones split for an empty one, the word 1 for a bucket of two or more."""
+@pytest.fixture(params=["pairs", "single"])
+def table_form(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Direct tables whose words may hold two positions, and tables of single words (the form
+    AVX-512 reads, or a ring whose owners are too wide for pairs)."""
+    old = _ring._direct_pairs(request.param == "pairs")
+    try:
+        yield request.param
+    finally:
+        _ring._direct_pairs(old)
+
+
+def _split_bits(nodes: int, tk: int, pairs: bool) -> int:
     b = _owner_bits(nodes)
-    tb = min(63 - 2 * b, 64 - tk)
+    return min((63 - 3 * b) // 2 if pairs else 63 - 2 * b, 64 - tk)
+
+
+def _pairs_expected(nodes: int, tk: int) -> bool:
+    """The form ch_search.h documents: pairs where splits of 12 bits fit, but not under
+    AVX-512 or with the hook off."""
+    return (_ring._direct_pairs() and _ring._simd() != "avx512"
+            and _split_bits(nodes, tk, True) >= 12)
+
+
+def _table_words(pos: np.ndarray, own: np.ndarray, nodes: int, tk: int, pairs: bool
+                 ) -> np.ndarray:
+    """The table as ch_search.h documents it, from the sorted positions and routing owners.
+    Single words: split | o_le | o_gt | 0 for a bucket of one position, the next position's
+    owner twice under an all-ones split for an empty one, the word 1 for a bucket of two or
+    more.  Pairs: split1 | split2 | 0... | o_c | o_b | o_a | 0 (split1 in the top bits), a bucket's two positions' splits and
+    owners and the next position's owner (all ones and that owner where a bucket has fewer),
+    the word 1 for three or more."""
+    b = _owner_bits(nodes)
+    tb = _split_bits(nodes, tk, pairs)
+    u = np.uint64
     bucket = (pos >> np.uint64(64 - tk)).astype(np.int64)
     count = np.bincount(bucket, minlength=1 << tk)
     first = np.searchsorted(bucket, np.arange(1 << tk), side="left")  # first position in it
     after = np.searchsorted(bucket, np.arange(1 << tk), side="right")  # first of a later one
     nxt = own[after % len(pos)].astype(np.uint64)
+    if pairs:
+        def split_of(i: np.ndarray) -> np.ndarray:
+            return (pos[i] << u(tk)) >> u(64 - tb)
+
+        s1 = np.full(1 << tk, (1 << tb) - 1, dtype=u)
+        s2, oa, ob = s1.copy(), nxt.copy(), nxt.copy()
+        some = (count == 1) | (count == 2)
+        s1[some] = split_of(first[some])
+        oa[some] = own[first[some]].astype(u)
+        two = count == 2
+        s2[two] = split_of(first[two] + 1)
+        ob[two] = own[first[two] + 1].astype(u)
+        words = ((s1 << u(64 - tb)) | (s2 << u(64 - 2 * tb)) | (nxt << u(1 + 2 * b)) | (ob << u(1 + b))
+                 | (oa << u(1)))
+        words[count >= 3] = 1
+        return np.asarray(words, dtype=np.uint64)
     split = np.full(1 << tk, (1 << tb) - 1, dtype=np.uint64)
     o_le = nxt.copy()
     one = count == 1
@@ -128,7 +172,8 @@ SIZES = [(1, 1), (2, 1), (1, 7), (100, 160), (204, 160), (256, 128), (32_769, 1)
 
 
 @pytest.mark.parametrize("nodes,vnodes", SIZES)
-def test_direct_table_is_its_documented_layout(nodes: int, vnodes: int) -> None:
+def test_direct_table_is_its_documented_layout(table_form: str, nodes: int, vnodes: int
+                                               ) -> None:
     ring = HashRing([f"n{i}" for i in range(nodes)], vnodes=vnodes)
     core = ring._core
     n = len(ring.positions)
@@ -140,16 +185,21 @@ def test_direct_table_is_its_documented_layout(nodes: int, vnodes: int) -> None:
     assert t.dtype == np.uint64 and len(t) == 1 << tk and t.nbytes <= 1 << 20
     assert 32 * n <= t.nbytes <= max(64 * n, 32)  # the memory the README states
     assert not t.flags.writeable
-    assert np.array_equal(t, _table_words(ring.positions, core.routing_owners, nodes, tk))
+    pairs = _pairs_expected(nodes, tk)
+    assert core.direct_table_pairs == pairs
+    if table_form == "pairs" and _ring._simd() != "avx512" and nodes <= 8192:
+        assert pairs  # owners of up to 13 bits
+    assert np.array_equal(t, _table_words(ring.positions, core.routing_owners, nodes, tk, pairs))
 
 
 @pytest.mark.parametrize("nodes,vnodes", SIZES)
-def test_direct_table_lookups_match_searchsorted(simd: str, nodes: int, vnodes: int) -> None:
+def test_direct_table_lookups_match_searchsorted(simd: str, table_form: str, nodes: int,
+                                                 vnodes: int) -> None:
     ring = HashRing([f"n{i}" for i in range(nodes)], vnodes=vnodes)
     pos = ring.positions
     n = len(pos)
     tk = max(n - 1, 0).bit_length() + 2
-    tb = min(63 - 2 * _owner_bits(nodes), 64 - tk)
+    tb = _split_bits(nodes, tk, ring._core.direct_table_pairs)
     h = _adversarial(pos, tk, tb, np.random.default_rng(n))
     want = searchsorted_owners(ring, h)
     assert np.array_equal(ring.lookup(h[:1], threads=1), want[:1])  # before the table: search
@@ -226,10 +276,11 @@ def test_direct_table_published_while_batches_run() -> None:
     assert ring._core.direct_table_built and not errors
 
 
-def test_direct_table_buckets_of_several_positions_and_equal_splits(simd: str) -> None:
-    # Positions placed by hand: several in one bucket (word 1), pairs equal in the split bits
-    # and differing only below them, a position at a bucket's first and at its last hash, and
-    # one at 2^64 - 1; every probe is decided exactly.
+def test_direct_table_buckets_of_several_positions_and_equal_splits(simd: str, table_form: str
+                                                                    ) -> None:
+    # Positions placed by hand: several in one bucket (word 1), two in one (a pair's word, or
+    # 1), pairs equal in the split bits and differing only below them, a position at a
+    # bucket's first and at its last hash, and one at 2^64 - 1; every probe is decided exactly.
     names = [f"n{i}" for i in range(5)]
     tk = (5 * 3 - 1).bit_length() + 2  # 15 positions: a table of 2^6 words
     top = 64 - tk
@@ -238,13 +289,15 @@ def test_direct_table_buckets_of_several_positions_and_equal_splits(simd: str) -
              (7 << top) + (1 << 30), (7 << top) + (1 << 30) + 1,  # equal in the split bits
              (9 << top), (11 << top) - 1,  # a bucket's first hash, another's last
              (20 << top) + 12345, MASK64, (40 << top) + (1 << 50), (41 << top) + 77,
-             (50 << top) + 1, (60 << top) + 3, (61 << top) + 4, (62 << top) + 5]
+             (50 << top) + 1, (60 << top) + 3, (30 << top) + (1 << 20),
+             (30 << top) + (1 << 45)]  # two in one bucket
     for j, p in enumerate(spots):
         labels[f"{names[j % 5]}#{j // 5}".encode()] = p
     ring = HashRing(names, vnodes=3, hash=forced(labels))
     assert sorted(ring.positions.tolist()) == sorted(spots)
     t = ring._core.direct_table
     assert len(t) == 1 << tk and t[3] == 1
+    assert (t[30] != 1) == ring._core.direct_table_pairs == _pairs_expected(5, tk)
     u = np.uint64
     pos = ring.positions
     h = np.concatenate([pos, pos - u(1), pos + u(1), pos + u(2),
@@ -256,7 +309,7 @@ def test_direct_table_buckets_of_several_positions_and_equal_splits(simd: str) -
 
 
 @pytest.mark.parametrize("down", [1, 3, 50])
-def test_direct_table_routes_around_down_nodes(simd: str, down: int) -> None:
+def test_direct_table_routes_around_down_nodes(simd: str, table_form: str, down: int) -> None:
     # a few down (the health ring searches the true owners and walks on) and many (routing
     # owners of their own, the table built from them); mark_up restores the first table
     ring = HashRing([f"n{i}" for i in range(100)], vnodes=160)
@@ -265,7 +318,8 @@ def test_direct_table_routes_around_down_nodes(simd: str, down: int) -> None:
         ring.mark_down(f"n{i * 2}")
     core = ring._core
     pos = ring.positions
-    h = _adversarial(pos, 16, min(63 - 14, 48), np.random.default_rng(down))
+    h = _adversarial(pos, 16, _split_bits(100, 16, core.direct_table_pairs),
+                     np.random.default_rng(down))
     want = core.routing_owners[np.searchsorted(pos, h, side="left") % len(pos)]
     assert np.array_equal(ring.lookup(h, threads=1), want)
     assert [core.index_of_hash(int(x)) for x in h[::5]] == want[::5].tolist()
