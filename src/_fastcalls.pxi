@@ -42,6 +42,8 @@ from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTI
 cdef extern from "ch_nparray.h":
     int ch_np_init(void *table)
     object ch_np_empty1(Py_ssize_t n, int typenum)
+    object ch_np_result1(Py_ssize_t n, int typenum)
+    int ch_np_recycling(int use)
 
 cdef int _NP_I32 = _I32.num
 _NDARRAY = np.ndarray
@@ -76,6 +78,13 @@ def _np_arrays_in_c(object use=None):
     if use is not None:
         _np_in_c = bool(use) and _np_table()
     return old
+
+
+def _np_recycling(object use=None):
+    """Whether the small-batch calls give out again a result array its caller has let go
+    (ch_nparray.h; a test hook: use=False turns it off, use=True back on where it can be);
+    returns the old setting."""
+    return ch_np_recycling(-1 if use is None else (1 if use else 0)) == 1
 
 
 cdef inline bint _plain_key(object key):
@@ -230,7 +239,7 @@ cdef class _RouterBase:
                 and type(nulls) is str and nulls == "raise" and _threads_ok(threads)):
             n = len(keys)
             if 0 < n <= _SMALL_BATCH:
-                res = ch_np_empty1(n, _NP_I32) if _np_in_c else _np_empty(n, _I32)
+                res = ch_np_result1(n, _NP_I32) if _np_in_c else _np_empty(n, _I32)
                 if self._small(core, keys, n, <int32_t *>_buf(res, True)):
                     return res
         return self._get_indices_slow(keys, out, nulls=nulls, threads=threads)
@@ -253,7 +262,7 @@ cdef class _RouterBase:
             try:
                 n = view.shape[0] if view.ndim == 1 else 0
                 if _u64_view(&view) and 0 < n <= _SMALL_BATCH:
-                    res = ch_np_empty1(n, _NP_I32) if _np_in_c else _np_empty(n, _I32)
+                    res = ch_np_result1(n, _NP_I32) if _np_in_c else _np_empty(n, _I32)
                     core.note_lookups(n)
                     core.route(<const uint64_t *>view.buf, n, <int32_t *>_buf(res, True))
                     return res

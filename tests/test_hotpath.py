@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -656,6 +657,94 @@ def test_small_batch_arrays_are_numpys_own(np_arrays: bool) -> None:
     out, nodes = ring.get_many(keys[:3]), list(ring.nodes)
     del ring  # the arrays keep what they hold
     assert out.tolist() == [nodes[i] for i in want[:3].tolist()]
+
+
+@pytest.fixture
+def recycling() -> Iterator[None]:
+    """The small batches' arrays made through the C-API table, recycled (ch_nparray.h)."""
+    old_c, old_r = _ring._np_arrays_in_c(True), _ring._np_recycling(True)
+    try:
+        if not _ring._np_arrays_in_c():
+            pytest.skip("this NumPy's C-API table is not one ch_nparray.h knows")
+        if not _ring._np_recycling():
+            pytest.skip("no recycling here: a free-threaded build, or an array head it "
+                        "does not know")
+        yield
+    finally:
+        _ring._np_arrays_in_c(old_c)
+        _ring._np_recycling(old_r)
+
+
+@pytest.mark.parametrize("call", ["get_indices", "lookup"])
+def test_small_results_are_given_out_again_only_when_let_go(call: str, recycling: None
+                                                             ) -> None:
+    # a result array of 1-16 keys that its caller let go (no reference, view, memoryview or
+    # weak reference left, and still the array it was made) is given out again with every
+    # value written anew; one held, or changed in any way, never is
+    ring = HashRing([f"n{i}" for i in range(100)])
+    keys = [f"user:{i}" for i in range(200)]
+    want = ring._get_indices_slow(keys)
+    src: Any = keys if call == "get_indices" else ring.hash_many(keys)
+    f = getattr(ring, call)
+
+    def run(i: int, n: int = 1) -> np.ndarray:
+        return f(src[i:i + n])
+
+    for n in (1, 2, 3, 16):
+        a = run(0, n)
+        made = id(a)
+        del a
+        b = run(n, n)
+        assert id(b) == made  # given out again...
+        assert np.array_equal(b, want[n:2 * n])  # ...with the new keys' values
+        assert b.flags.writeable and b.flags.owndata and b.base is None
+        del b
+    a = run(0, 17)  # past CH_NP_SPARE: never kept
+    made = id(a)
+    held = run(17, 17)
+    assert id(held) != made and np.array_equal(held, want[17:34])
+    # held results are never written again, however many calls follow
+    kept = [run(i) for i in range(100)]
+    assert len({id(k) for k in kept}) == 100
+    assert np.array_equal(np.concatenate(kept), want[:100])
+    # a first key's node that later keys do not share, so a result written again shows
+    j = next(i for i in range(1, 200) if want[i] != want[0])
+
+    def let_go(change: Any) -> None:
+        a = run(0)
+        kept = change(a)
+        del a
+        b = run(j)
+        assert b.dtype == np.int32 and b.shape == (1,) and b.flags.writeable
+        assert b.flags.owndata and b.flags.c_contiguous and np.array_equal(b, want[j:j + 1])
+        return kept
+
+    v = let_go(lambda a: a[:])
+    assert np.array_equal(v, want[:1])
+    m = let_go(memoryview)
+    assert m.tolist() == want[:1].tolist()
+    w = let_go(weakref.ref)
+    assert w() is None or np.array_equal(w(), want[:1])
+
+    def as_float(a: np.ndarray) -> None:
+        a.dtype = np.float32
+
+    def as_matrix(a: np.ndarray) -> None:
+        a.shape = (1, 1)
+
+    def read_only(a: np.ndarray) -> None:
+        a.flags.writeable = False
+
+    def resized(a: np.ndarray) -> None:
+        a.resize(9, refcheck=False)
+
+    for change in (as_float, as_matrix, read_only, resized):
+        let_go(change)
+    # and without recycling, the same values
+    _ring._np_recycling(False)
+    assert not _ring._np_recycling()
+    for i in range(20):
+        assert np.array_equal(run(i, 3), want[i:i + 3])
 
 
 def test_small_batch_errors_are_the_pipelines() -> None:
