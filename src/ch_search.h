@@ -531,16 +531,19 @@ CH_AVX512 static void ch__direct_batch_avx512(const ch_route *R, const uint64_t 
  * Lanes never need an unsigned compare: a split and the same bits of a hash are below 2^62.
  * The keys the search decides are noted in a bitmap of 64 keys and searched after them.
  * Once the table is past L2 (2^16 words, 512 KB), the table words of the keys 32 ahead are
- * prefetched (1.8 -> 1.5 ns at 30,000 positions; below, it costs more than it saves). */
+ * prefetched (1.8 -> 1.5 ns at 30,000 positions; below, it costs more than it saves).  A
+ * table of pairs takes the same loop: a second split read and compared, and each lane's owner
+ * shifted out by 1 + b times the number of splits below its hash. */
 #ifdef CH_HAVE_AVX2
 CH_AVX2 static void ch__direct_batch_avx2(const ch_route *R, const uint64_t *table,
                                           const uint64_t *h, size_t m, int32_t *out) {
     const ch__dt d = ch__dt_of(R, table);
-    const int top = d.top, far = d.tk >= 16;
+    const int top = d.top, far = d.tk >= 16, pairs = d.pairs;
     const __m128i c_tk = _mm_cvtsi32_si128(d.tk), c_below = _mm_cvtsi32_si128(d.below);
-    const __m128i c_at = _mm_cvtsi32_si128(d.at);
+    const __m128i c_at = _mm_cvtsi32_si128(d.at), c_a2 = _mm_cvtsi32_si128(d.a2);
     const __m256i low = _mm256_set1_epi64x((long long)d.low), one = _mm256_set1_epi64x(1);
-    const __m256i le = _mm256_set1_epi64x(d.le);
+    const __m256i le = _mm256_set1_epi64x(d.le), bv = _mm256_set1_epi64x(d.b);
+    const __m256i ones = _mm256_set1_epi64x((long long)d.ones);
     size_t j = 0;
     for (; j + 64 <= m; j += 64) {
         uint64_t hard = 0;
@@ -548,97 +551,40 @@ CH_AVX2 static void ch__direct_batch_avx2(const ch_route *R, const uint64_t *tab
             const uint64_t *k = h + j + i;
             if (far && j + i + 40 <= m)
                 for (int u = 32; u < 40; u++) CH_PREFETCH(table + (k[u] >> top));
-            /* lanes 0-3 and 4-7: the table words, the same bits of the hash and the split */
-            const __m256i e0 = _mm256_set_epi64x((long long)table[k[3] >> top],
-                (long long)table[k[2] >> top], (long long)table[k[1] >> top],
-                (long long)table[k[0] >> top]);
-            const __m256i e1 = _mm256_set_epi64x((long long)table[k[7] >> top],
-                (long long)table[k[6] >> top], (long long)table[k[5] >> top],
-                (long long)table[k[4] >> top]);
-            const __m256i h0 = _mm256_loadu_si256((const __m256i *)(const void *)k);
-            const __m256i h1 = _mm256_loadu_si256((const __m256i *)(const void *)(k + 4));
-            const __m256i s0 = _mm256_srl_epi64(_mm256_sll_epi64(h0, c_tk), c_below);
-            const __m256i s1 = _mm256_srl_epi64(_mm256_sll_epi64(h1, c_tk), c_below);
-            const __m256i p0 = _mm256_srl_epi64(e0, c_at), p1 = _mm256_srl_epi64(e1, c_at);
-            /* the owner: o_gt (shift 1) past the split, o_le (shift le) up to it */
-            const __m256i o0 = _mm256_and_si256(_mm256_srlv_epi64(e0,
-                _mm256_blendv_epi8(le, one, _mm256_cmpgt_epi64(s0, p0))), low);
-            const __m256i o1 = _mm256_and_si256(_mm256_srlv_epi64(e1,
-                _mm256_blendv_epi8(le, one, _mm256_cmpgt_epi64(s1, p1))), low);
+            /* lanes 0-3 and 4-7: the table words */
+            const __m256i e[2] = {
+                _mm256_set_epi64x((long long)table[k[3] >> top], (long long)table[k[2] >> top],
+                                  (long long)table[k[1] >> top], (long long)table[k[0] >> top]),
+                _mm256_set_epi64x((long long)table[k[7] >> top], (long long)table[k[6] >> top],
+                                  (long long)table[k[5] >> top], (long long)table[k[4] >> top])};
+            __m256i o[2];
+            unsigned bits = 0;
+            for (int v = 0; v < 2; v++) {
+                /* the same bits of the hash and the (first) split; hard: the tag (bit 0
+                 * moved to the sign) or a split equal to the hash's bits */
+                const __m256i hv = _mm256_loadu_si256((const __m256i *)(const void *)(k + 4 * v));
+                const __m256i sv = _mm256_srl_epi64(_mm256_sll_epi64(hv, c_tk), c_below);
+                const __m256i p = _mm256_srl_epi64(e[v], c_at);
+                __m256i sh, bad = _mm256_or_si256(_mm256_slli_epi64(e[v], 63),
+                                                  _mm256_cmpeq_epi64(sv, p));
+                if (pairs) {  /* o_(c): shift 1 + b per split below the hash */
+                    const __m256i q = _mm256_and_si256(_mm256_srl_epi64(e[v], c_a2), ones);
+                    sh = _mm256_add_epi64(one, _mm256_add_epi64(
+                        _mm256_and_si256(_mm256_cmpgt_epi64(sv, p), bv),
+                        _mm256_and_si256(_mm256_cmpgt_epi64(sv, q), bv)));
+                    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi64(sv, q));
+                } else {      /* o_gt (shift 1) past the split, o_le (shift le) up to it */
+                    sh = _mm256_blendv_epi8(le, one, _mm256_cmpgt_epi64(sv, p));
+                }
+                o[v] = _mm256_and_si256(_mm256_srlv_epi64(e[v], sh), low);
+                bits |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(bad)) << (4 * v);
+            }
             /* the low halves of the 8 lanes, in order: (0 2 4 6 | 1 3 5 7) of each 128-bit
              * half picked pairwise, then the 64-bit quarters put back in order */
-            const __m256 pk = _mm256_shuffle_ps(_mm256_castsi256_ps(o0),
-                                                _mm256_castsi256_ps(o1), 0x88);
+            const __m256 pk = _mm256_shuffle_ps(_mm256_castsi256_ps(o[0]),
+                                                _mm256_castsi256_ps(o[1]), 0x88);
             _mm256_storeu_si256((__m256i *)(void *)(out + j + i),
                                 _mm256_permute4x64_epi64(_mm256_castps_si256(pk), 0xD8));
-            const __m256i b0 = _mm256_or_si256(
-                _mm256_cmpeq_epi64(_mm256_and_si256(e0, one), one), _mm256_cmpeq_epi64(s0, p0));
-            const __m256i b1 = _mm256_or_si256(
-                _mm256_cmpeq_epi64(_mm256_and_si256(e1, one), one), _mm256_cmpeq_epi64(s1, p1));
-            const unsigned bits = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(b0)) |
-                                  (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(b1)) << 4;
-            hard |= (uint64_t)bits << i;
-        }
-        while (hard) {
-            const int i = __builtin_ctzll(hard);
-            hard &= hard - 1;
-            out[j + i] = ch__route_search(R, h[j + i]);
-        }
-    }
-    if (j < m) ch__direct_batch(R, table, h + j, m - j, out + j);  /* the last 1-63 keys */
-}
-#endif
-
-/* The same for a table of pairs: 8 keys a step as above, each lane's owner shifted out by
- * 1 + b times the number of splits below its hash (two compares, each masking b in). */
-#ifdef CH_HAVE_AVX2
-CH_AVX2 static void ch__pairs_batch_avx2(const ch_route *R, const uint64_t *table,
-                                         const uint64_t *h, size_t m, int32_t *out) {
-    const ch__dt d = ch__dt_of(R, table);
-    const int top = d.top, far = d.tk >= 16;
-    const __m128i c_tk = _mm_cvtsi32_si128(d.tk), c_below = _mm_cvtsi32_si128(d.below);
-    const __m128i c_a1 = _mm_cvtsi32_si128(d.at), c_a2 = _mm_cvtsi32_si128(d.a2);
-    const __m256i low = _mm256_set1_epi64x((long long)d.low), one = _mm256_set1_epi64x(1);
-    const __m256i bv = _mm256_set1_epi64x(d.b), ones = _mm256_set1_epi64x((long long)d.ones);
-    size_t j = 0;
-    for (; j + 64 <= m; j += 64) {
-        uint64_t hard = 0;
-        for (int i = 0; i < 64; i += 8) {
-            const uint64_t *k = h + j + i;
-            if (far && j + i + 40 <= m)
-                for (int u = 32; u < 40; u++) CH_PREFETCH(table + (k[u] >> top));
-            const __m256i e0 = _mm256_set_epi64x((long long)table[k[3] >> top],
-                (long long)table[k[2] >> top], (long long)table[k[1] >> top],
-                (long long)table[k[0] >> top]);
-            const __m256i e1 = _mm256_set_epi64x((long long)table[k[7] >> top],
-                (long long)table[k[6] >> top], (long long)table[k[5] >> top],
-                (long long)table[k[4] >> top]);
-            const __m256i h0 = _mm256_loadu_si256((const __m256i *)(const void *)k);
-            const __m256i h1 = _mm256_loadu_si256((const __m256i *)(const void *)(k + 4));
-            const __m256i s0 = _mm256_srl_epi64(_mm256_sll_epi64(h0, c_tk), c_below);
-            const __m256i s1 = _mm256_srl_epi64(_mm256_sll_epi64(h1, c_tk), c_below);
-            const __m256i p0 = _mm256_srl_epi64(e0, c_a1), p1 = _mm256_srl_epi64(e1, c_a1);
-            const __m256i q0 = _mm256_and_si256(_mm256_srl_epi64(e0, c_a2), ones);
-            const __m256i q1 = _mm256_and_si256(_mm256_srl_epi64(e1, c_a2), ones);
-            const __m256i g0 = _mm256_cmpgt_epi64(s0, p0), g1 = _mm256_cmpgt_epi64(s1, p1);
-            const __m256i G0 = _mm256_cmpgt_epi64(s0, q0), G1 = _mm256_cmpgt_epi64(s1, q1);
-            const __m256i sh0 = _mm256_add_epi64(one, _mm256_add_epi64(
-                _mm256_and_si256(g0, bv), _mm256_and_si256(G0, bv)));
-            const __m256i sh1 = _mm256_add_epi64(one, _mm256_add_epi64(
-                _mm256_and_si256(g1, bv), _mm256_and_si256(G1, bv)));
-            const __m256i o0 = _mm256_and_si256(_mm256_srlv_epi64(e0, sh0), low);
-            const __m256i o1 = _mm256_and_si256(_mm256_srlv_epi64(e1, sh1), low);
-            const __m256 pk = _mm256_shuffle_ps(_mm256_castsi256_ps(o0),
-                                                _mm256_castsi256_ps(o1), 0x88);
-            _mm256_storeu_si256((__m256i *)(void *)(out + j + i),
-                                _mm256_permute4x64_epi64(_mm256_castps_si256(pk), 0xD8));
-            /* hard: the tag (bit 0 moved to the sign) or a split equal to the hash's bits */
-            const __m256i b0 = _mm256_or_si256(_mm256_slli_epi64(e0, 63), _mm256_or_si256(
-                _mm256_cmpeq_epi64(s0, p0), _mm256_cmpeq_epi64(s0, q0)));
-            const __m256i b1 = _mm256_or_si256(_mm256_slli_epi64(e1, 63), _mm256_or_si256(
-                _mm256_cmpeq_epi64(s1, p1), _mm256_cmpeq_epi64(s1, q1)));
-            const unsigned bits = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(b0)) |
-                                  (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(b1)) << 4;
             hard |= (uint64_t)bits << i;
         }
         while (hard) {
@@ -654,17 +600,9 @@ CH_AVX2 static void ch__pairs_batch_avx2(const ch_route *R, const uint64_t *tabl
 static inline void ch_route_batch(const ch_route *R, const uint64_t *hashes, size_t m,
                                   int32_t *out) {
     const uint64_t *t = ch_direct_table(R);
-    if (t && R->pairs) {
-#ifdef CH_HAVE_AVX2
-        if (ch_simd_avx2) {
-            ch__pairs_batch_avx2(R, t, hashes, m, out);
-            return;
-        }
-#endif
-        ch__direct_batch(R, t, hashes, m, out);
-    } else if (t) {
+    if (t) {
 #ifdef CH_HAVE_AVX512
-        if (ch_simd_avx512) {
+        if (ch_simd_avx512 && !R->pairs) {
             ch__direct_batch_avx512(R, t, hashes, m, out);
             return;
         }
