@@ -53,7 +53,7 @@ def _simd(object level=None):
 
 def _direct_pairs(object use=None):
     """Whether rings whose routing is set from now on may build direct tables of pairs
-    (ch_search.h; a test hook: use=False makes them build single words, as with AVX-512).
+    (ch_search.h; a test hook: use=False makes them build single words, as wider owners do).
     Returns the old setting."""
     global ch_direct_pairs_on
     old = bool(ch_direct_pairs_on)

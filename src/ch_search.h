@@ -198,11 +198,12 @@ static inline int32_t ch__route_search(const ch_route *R, uint64_t h) {
  * number of splits below the same bits of h, and a hash equal to either split goes to the
  * search.  With split1 in the word's top bits, a call on one key compares in place: the bits
  * of h below its top tk, shifted up and masked to tb, against the word masked (split1) and
- * shifted up by tb and masked (split2).  The word 1 is left for buckets of three or more (0.2% of the hashes at a quarter
- * of a position a bucket): 16,000 positions, 1,000,000 keys, 2-core AMD EPYC (Zen 2), AVX2:
- * 1.73 -> 1.53 ns a key.  Pairs need splits of at least 12 bits, 2 tb + 3 b + 1 <= 64: owners
- * of up to 13 bits.  Not with AVX-512, whose kernel reads single words (the table's form is
- * fixed when the ring's routing is set, from the flags then: ch_direct_pairs). */
+ * shifted up by tb and masked (split2).  The word 1 is left for buckets of three or more
+ * (0.2% of the hashes at a quarter of a position a bucket): 16,000 positions, 1,000,000 keys,
+ * 2-core AMD EPYC (Zen 2), AVX2: 1.73 -> 1.53 ns a key; 2-core Intel Xeon (AVX-512, KVM),
+ * with the AVX-512 kernel's branch below: 0.84-0.93 -> 0.75-0.85 (alternated processes).  Pairs need splits of at least 12 bits, 2 tb + 3 b + 1 <= 64: owners of up to 13
+ * bits; every kernel (AVX-512, AVX2, portable) reads both forms, so the form depends only on
+ * the ring (ch_direct_pairs). */
 static int ch_direct_pairs_on CH__UNUSED_FLAG = 1;  /* a test hook turns pairs off */
 
 /* tb: the split bits below the top tk that fit beside 2 owners of b bits and the tag bit, or
@@ -214,7 +215,7 @@ static inline int ch_direct_split_bits(int tk, int b, int pairs) {
 
 /* Whether the table of a ring with tk bits (0: none) and owners of b bits holds pairs. */
 static inline int ch_direct_pairs(int tk, int b) {
-    return tk > 0 && ch_direct_pairs_on && !ch_simd_avx512 && ch_direct_split_bits(tk, b, 1) >= 12;
+    return tk > 0 && ch_direct_pairs_on && ch_direct_split_bits(tk, b, 1) >= 12;
 }
 
 /* R's table form, for a table of 2^tk words (0: none) and owners of R->b bits. */
@@ -484,19 +485,28 @@ CH_OUTLINE void ch__direct_batch(const ch_route *R, const uint64_t *t, const uin
 }
 
 /* The same 8 keys at a time with AVX-512 (one gather of 8 table words), where the compiler
- * can target it and the CPU has it (ch_platform.h). */
+ * can target it and the CPU has it (ch_platform.h).  A table of pairs takes the same loop, as
+ * in the AVX2 kernel below: the second split read and compared, each lane's owner shifted out
+ * by 1 + b for every split below its hash (two masked adds). */
 #ifdef CH_HAVE_AVX512
 CH_AVX512 static void ch__direct_batch_avx512(const ch_route *R, const uint64_t *table,
                                               const uint64_t *h, size_t m, int32_t *out) {
     const ch__dt d = ch__dt_of(R, table);
+    const int pairs = d.pairs;
     const long long *t = (const long long *)table;
     const __m128i c_top = _mm_cvtsi32_si128(d.top), c_tk = _mm_cvtsi32_si128(d.tk);
     const __m128i c_below = _mm_cvtsi32_si128(d.below), c_at = _mm_cvtsi32_si128(d.at);
+    const __m128i c_a2 = _mm_cvtsi32_si128(d.a2);
     const __m512i low = _mm512_set1_epi64((long long)d.low), one = _mm512_set1_epi64(1);
-    const __m512i at_le = _mm512_set1_epi64(d.le);
+    const __m512i at_le = _mm512_set1_epi64(d.le), bv = _mm512_set1_epi64(d.b);
+    const __m512i ones = _mm512_set1_epi64((long long)d.ones);
     const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    /* The keys the search decides are noted (their offsets compressed into a vector and
-     * stored whole, without a branch) and searched after each run of 256 keys. */
+    /* Single words leave a key in 40 to the search, a vector in 5: those keys are noted
+     * (their offsets compressed into a vector and stored whole, without a branch) and searched
+     * after each run of 256 keys.  Pairs leave a key in 500, and a branch on the vector's mask,
+     * seldom taken, costs less than the compress and store (16,000 positions, 1,000,000 keys,
+     * Intel Xeon: 0.89-0.92 -> 0.70-0.71 ns a key; with single words the branch is taken too
+     * often: 0.89-0.97 -> 1.05-1.20). */
     long long left[256 + 8];
     size_t j = 0;
     while (j + 8 <= m) {
@@ -509,10 +519,27 @@ CH_AVX512 static void ch__direct_batch_avx512(const ch_route *R, const uint64_t 
             const __m512i hs = _mm512_srl_epi64(_mm512_sll_epi64(hv, c_tk), c_below);
             const __m512i sp = _mm512_srl_epi64(e, c_at);
             const __mmask8 gt = _mm512_cmpgt_epu64_mask(hs, sp);
-            const __m512i o = _mm512_and_si512(
-                _mm512_srlv_epi64(e, _mm512_mask_blend_epi64(gt, at_le, one)), low);
+            __mmask8 bad = _mm512_test_epi64_mask(e, one) | _mm512_cmpeq_epu64_mask(hs, sp);
+            __m512i sh;
+            if (pairs) {  /* o_(c): shift 1 + b per split below the hash */
+                const __m512i s2 = _mm512_and_si512(_mm512_srl_epi64(e, c_a2), ones);
+                sh = _mm512_mask_add_epi64(one, gt, one, bv);
+                sh = _mm512_mask_add_epi64(sh, _mm512_cmpgt_epu64_mask(hs, s2), sh, bv);
+                bad |= _mm512_cmpeq_epu64_mask(hs, s2);
+            } else {      /* o_gt (shift 1) past the split, o_le (shift le) up to it */
+                sh = _mm512_mask_blend_epi64(gt, at_le, one);
+            }
+            const __m512i o = _mm512_and_si512(_mm512_srlv_epi64(e, sh), low);
             _mm256_storeu_si256((__m256i *)(void *)(out + j), _mm512_cvtepi64_epi32(o));
-            const __mmask8 bad = _mm512_test_epi64_mask(e, one) | _mm512_cmpeq_epu64_mask(hs, sp);
+            if (pairs) {  /* a vector in 60 has a key to search: a branch seldom taken */
+                if (CH_UNLIKELY(bad)) {
+                    for (unsigned bb = bad; bb; bb &= bb - 1) {
+                        const size_t i = j + (size_t)__builtin_ctz(bb);
+                        out[i] = ch__route_search(R, h[i]);
+                    }
+                }
+                continue;
+            }
             _mm512_storeu_si512((void *)(left + nl), _mm512_maskz_compress_epi64(
                 bad, _mm512_add_epi64(lane, _mm512_set1_epi64((long long)j))));
             nl += (size_t)__builtin_popcount((unsigned)bad);
@@ -602,7 +629,7 @@ static inline void ch_route_batch(const ch_route *R, const uint64_t *hashes, siz
     const uint64_t *t = ch_direct_table(R);
     if (t) {
 #ifdef CH_HAVE_AVX512
-        if (ch_simd_avx512 && !R->pairs) {
+        if (ch_simd_avx512) {
             ch__direct_batch_avx512(R, t, hashes, m, out);
             return;
         }

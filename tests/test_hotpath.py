@@ -90,8 +90,8 @@ def _owner_bits(nodes: int) -> int:
 
 @pytest.fixture(params=["pairs", "single"])
 def table_form(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Direct tables whose words may hold two positions, and tables of single words (the form
-    AVX-512 reads, or a ring whose owners are too wide for pairs)."""
+    """Direct tables whose words may hold two positions, and tables of single words (the hook
+    off, or a ring whose owners are too wide for pairs); every SIMD form reads both."""
     old = _ring._direct_pairs(request.param == "pairs")
     try:
         yield request.param
@@ -105,10 +105,9 @@ def _split_bits(nodes: int, tk: int, pairs: bool) -> int:
 
 
 def _pairs_expected(nodes: int, tk: int) -> bool:
-    """The form ch_search.h documents: pairs where splits of 12 bits fit, but not under
-    AVX-512 or with the hook off."""
-    return (_ring._direct_pairs() and _ring._simd() != "avx512"
-            and _split_bits(nodes, tk, True) >= 12)
+    """The form ch_search.h documents: pairs where splits of 12 bits fit, unless the hook is
+    off (whatever the SIMD level: every kernel reads both forms)."""
+    return _ring._direct_pairs() and _split_bits(nodes, tk, True) >= 12
 
 
 def _table_words(pos: np.ndarray, own: np.ndarray, nodes: int, tk: int, pairs: bool
@@ -188,7 +187,7 @@ def test_direct_table_is_its_documented_layout(table_form: str, nodes: int, vnod
     assert not t.flags.writeable
     pairs = _pairs_expected(nodes, tk)
     assert core.direct_table_pairs == pairs
-    if table_form == "pairs" and _ring._simd() != "avx512" and nodes <= 8192:
+    if table_form == "pairs" and nodes <= 8192:
         assert pairs  # owners of up to 13 bits
     assert np.array_equal(t, _table_words(ring.positions, core.routing_owners, nodes, tk, pairs))
 
