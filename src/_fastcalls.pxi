@@ -124,11 +124,35 @@ cdef inline bint _u64_view(const Py_buffer *view):
             and (f[0] == b"Q" or (f[0] == b"L" and sizeof(unsigned long) == 8)))
 
 
+cdef inline uint64_t _ring_hash(_Ring core, object key) except? 0:
+    """hash_one with its commonest case in line (a ring's hasher takes no raw ints)."""
+    cdef _Hasher hs = core.hasher
+    cdef uint64_t h
+    if hs.func is not None or hs.raw_ints or not ch_hash_key1(<PyObject *>key, hs.hid, hs.seed, &h):
+        h = hs.hash_one(key)
+    return h
+
+
+cdef inline list _ring_replicas(_Ring core, object key, uint32_t r):
+    """_Router.replica_names for a plain ring whose table of r replicas is built (0 < r <=
+    live): the names read from the key's row of it, with no virtual call and no copy."""
+    cdef uint64_t h = _ring_hash(core, key)
+    cdef const int32_t *row = core.reps[r] + <size_t>core.find(h) * r
+    cdef uint32_t t
+    cdef PyObject *name
+    names = PyList_New(r)
+    for t in range(r):
+        name = PyTuple_GET_ITEM(core.nodes, row[t])
+        Py_INCREF(<object>name)
+        PyList_SET_ITEM(names, t, <object>name)
+    return names
+
+
 cdef inline object _ring_get(_Ring core, object key):
     """_Router.get_key for a plain ring, with no virtual call."""
     if core.live == 0:
         core.check()
-    cdef uint64_t h = core.hasher.hash_one(key)
+    cdef uint64_t h = _ring_hash(core, key)
     cdef int32_t i
     if core._claim == 0 and core.R.tk:  # note_lookups' own test, without its virtual call
         core.note_lookups(1)
@@ -195,11 +219,15 @@ cdef class _RouterBase:
         cdef int overflow = 0
         if (core is not None and f & _F_REPLICAS and core.has_replicas and type(n) is int
                 and core.live and (_plain_key(key) or not f & _F_KEY_CHECK)):
-            want = PyLong_AsLongLongAndOverflow(n, &overflow)  # an exact int: cannot fail
+            if not ch_small_int(<PyObject *>n, &want):  # an exact int: only too big for this
+                want = PyLong_AsLongLongAndOverflow(n, &overflow)
             if overflow > 0 or want >= core.live:
-                return core.replica_names(key, <uint32_t>core.live)
-            if overflow == 0 and want >= 1:
-                return core.replica_names(key, <uint32_t>want)
+                want = core.live
+            elif overflow or want < 1:
+                return self._replicas_slow(key, n)
+            if type(core) is _Ring and (<_Ring>core).reps[want] != NULL:
+                return _ring_replicas(<_Ring>core, key, <uint32_t>want)
+            return core.replica_names(key, <uint32_t>want)
         return self._replicas_slow(key, n)
 
     def get_many(self, keys, *, nulls="raise", categorical=False, threads=None):
