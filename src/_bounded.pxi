@@ -454,12 +454,15 @@ cdef class _BoundedBase:
         The capacity is computed for the held load plus this key, so the node returned is
         below it.  Raises CapacityError when a fixed ``capacity`` is reached everywhere.
         """
-        if type(spread) is not int or not 0 < spread <= (1 << 30) or self._live is None:
+        cdef long long sp = 0
+        # an exact int read from its header (ch_small_int), compared in C
+        if (type(spread) is not int or not ch_small_int(<PyObject *>spread, &sp)
+                or not 0 < sp <= (1 << 30) or self._live is None):
             return self._acquire_slow(key, spread)
         cdef _CLock lock = self._lock
         lock.take()
         try:
-            node = self._live.take(self._router, key, <int32_t>spread)
+            node = self._live.take(self._router, key, <int32_t>sp)
         finally:
             lock.give()
         if node is None or node is False:
