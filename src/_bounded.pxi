@@ -301,14 +301,7 @@ cdef class _LiveLoad:
         self.core.check()
         if self.fixed and self.room <= 0:
             return False
-        cdef bint ring = type(self.core) is _Ring
-        cdef uint64_t h
-        if self.py_hash:
-            h = router.hash(key)
-        elif ring:
-            h = _ring_hash(<_Ring>self.core, key)
-        else:
-            h = self.core.hasher.hash_one(key)
+        cdef uint64_t h = router.hash(key) if self.py_hash else self.core.hasher.hash_one(key)
         cdef Py_ssize_t n = self.n
         if spread > n:
             spread = <int32_t>n
@@ -316,7 +309,7 @@ cdef class _LiveLoad:
             raise ValueError("spread must be >= 1")
         self._set_caps(<uint64_t>self.held + 1)
         cdef int32_t best = -1
-        if ring and spread == 1 and self.kind == WALK_RING:
+        if spread == 1 and self.kind == WALK_RING and type(self.core) is _Ring:
             # the walk's first step (a plain ring's walk is its positions from the key's), and
             # the commonest outcome, that its node has room, without the walk's calls
             best = (<_Ring>self.core).own[(<_Ring>self.core).find(h)]

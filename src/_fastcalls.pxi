@@ -124,35 +124,18 @@ cdef inline bint _u64_view(const Py_buffer *view):
             and (f[0] == b"Q" or (f[0] == b"L" and sizeof(unsigned long) == 8)))
 
 
-cdef inline uint64_t _ring_hash(_Ring core, object key) except? 0:
-    """hash_one with its commonest case in line (a ring's hasher takes no raw ints)."""
-    cdef _Hasher hs = core.hasher
-    cdef uint64_t h
-    if hs.func is not None or hs.raw_ints or not ch_hash_key1(<PyObject *>key, hs.hid, hs.seed, &h):
-        h = hs.hash_one(key)
-    return h
-
-
 cdef inline list _ring_replicas(_Ring core, object key, uint32_t r):
     """_Router.replica_names for a plain ring whose table of r replicas is built (0 < r <=
     live): the names read from the key's row of it, with no virtual call and no copy."""
-    cdef uint64_t h = _ring_hash(core, key)
-    cdef const int32_t *row = core.reps[r] + <size_t>core.find(h) * r
-    cdef uint32_t t
-    cdef PyObject *name
-    names = PyList_New(r)
-    for t in range(r):
-        name = PyTuple_GET_ITEM(core.nodes, row[t])
-        Py_INCREF(<object>name)
-        PyList_SET_ITEM(names, t, <object>name)
-    return names
+    cdef uint64_t h = core.hasher.hash_one(key)
+    return _names_list(core.nodes, core.reps[r] + <size_t>core.find(h) * r, r)
 
 
 cdef inline object _ring_get(_Ring core, object key):
     """_Router.get_key for a plain ring, with no virtual call."""
     if core.live == 0:
         core.check()
-    cdef uint64_t h = _ring_hash(core, key)
+    cdef uint64_t h = core.hasher.hash_one(key)
     cdef int32_t i
     if core._claim == 0 and core.R.tk:  # note_lookups' own test, without its virtual call
         core.note_lookups(1)

@@ -171,14 +171,24 @@ cdef class _Hasher:
 
     cdef inline uint64_t hash_one(self, object key) except? 0:
         """hash_key, with the commonest keys (an ASCII str, bytes, a small int) hashed
-        straight from the object."""
+        straight from the object: the built-in hash's case here, small enough to be inlined
+        into every per-request call; the rest out of line (hash_one_rest)."""
+        cdef uint64_t h
+        if not self.raw_ints and self.func is None and ch_hash_key1(<PyObject *>key, self.hid,
+                                                                     self.seed, &h):
+            return h
+        return self.hash_one_rest(key)
+
+    cdef uint64_t hash_one_rest(self, object key) except? 0:
+        """hash_one past its first test: raw integer keys, and whatever ch_hash_key1 declines
+        (then hash_key, the general path)."""
         cdef uint64_t h
         cdef long long v
-        if self.raw_ints and type(key) is int:
-            if ch_small_int(<PyObject *>key, &v):  # an int below 2**63: its own value
-                return <uint64_t>v
-        elif self.func is None:
-            if ch_hash_key1(<PyObject *>key, self.hid, self.seed, &h):
+        if self.raw_ints:
+            if type(key) is int:
+                if ch_small_int(<PyObject *>key, &v):  # an int below 2**63: its own value
+                    return <uint64_t>v
+            elif self.func is None and ch_hash_key1(<PyObject *>key, self.hid, self.seed, &h):
                 return h
         return self.hash_key(key)
 

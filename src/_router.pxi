@@ -18,6 +18,19 @@ class EmptyRingError(LookupError):
 cdef frozenset _NO_NODES = frozenset()
 
 
+cdef list _names_list(tuple nodes, const int32_t *row, uint32_t r):
+    """[nodes[row[0]], ..., nodes[row[r - 1]]]: the list made at its length and filled in place
+    (no appends, no regrowth)."""
+    cdef uint32_t t
+    cdef PyObject *name
+    names = PyList_New(r)
+    for t in range(r):
+        name = PyTuple_GET_ITEM(nodes, row[t])
+        Py_INCREF(<object>name)
+        PyList_SET_ITEM(names, t, <object>name)
+    return names
+
+
 cdef class _Router:
     """Base of every algorithm's snapshot: nodes, hasher, and the kernels that map uint64
     hashes to int32 node indices."""
@@ -119,8 +132,6 @@ cdef class _Router:
         cdef uint64_t h = self.hasher.hash_one(key)
         cdef int32_t small[64]
         cdef int32_t *row = &small[0]
-        cdef uint32_t t
-        cdef PyObject *name
         if r > 64:
             row = <int32_t *>malloc(r * sizeof(int32_t))
             if row == NULL:
@@ -128,13 +139,7 @@ cdef class _Router:
         try:
             if r:
                 self.route_replicas(&h, 1, r, row)
-            # the list made at its length and filled in place (no appends, no regrowth)
-            names = PyList_New(r)
-            for t in range(r):
-                name = PyTuple_GET_ITEM(self.nodes, row[t])
-                Py_INCREF(<object>name)
-                PyList_SET_ITEM(names, t, <object>name)
-            return names
+            return _names_list(self.nodes, row, r)
         finally:
             if row != &small[0]:
                 free(row)

@@ -201,9 +201,10 @@ static inline int32_t ch__route_search(const ch_route *R, uint64_t h) {
  * shifted up by tb and masked (split2).  The word 1 is left for buckets of three or more
  * (0.2% of the hashes at a quarter of a position a bucket): 16,000 positions, 1,000,000 keys,
  * 2-core AMD EPYC (Zen 2), AVX2: 1.73 -> 1.53 ns a key; 2-core Intel Xeon (AVX-512, KVM),
- * with the AVX-512 kernel's branch below: 0.84-0.93 -> 0.75-0.85 (alternated processes).  Pairs need splits of at least 12 bits, 2 tb + 3 b + 1 <= 64: owners of up to 13
- * bits; every kernel (AVX-512, AVX2, portable) reads both forms, so the form depends only on
- * the ring (ch_direct_pairs). */
+ * with the AVX-512 kernel's branch below: 0.84-0.93 -> 0.75-0.85 (alternated processes).
+ * Pairs need splits of at least 12 bits, 2 tb + 3 b + 1 <= 64: owners of up to 13 bits; every
+ * kernel (AVX-512, AVX2, portable) reads both forms, so the form depends only on the ring
+ * (ch_direct_pairs). */
 static int ch_direct_pairs_on CH__UNUSED_FLAG = 1;  /* a test hook turns pairs off */
 
 /* tb: the split bits below the top tk that fit beside 2 owners of b bits and the tag bit, or
