@@ -295,10 +295,27 @@ def sec_search(rep: Report, q: bool) -> None:
             f"{moved['copy'] / n:.2f} ns/key; ours back to back: {warm['ours'] / n:.2f} ns/key = "
             f"{t['np'] / warm['ours']:.0f}x")
     keys = bench.make_keys(n, 20240601)
-    t = best_of({"mid": _indices_call(HashRing(node_names(10_000)), keys, out),
+    mid = HashRing(node_names(10_000))
+    t = best_of({"mid": _indices_call(mid, keys, out),
                  "small": _indices_call(small, keys, out)}, rounds)
+    # what the line table saves there: lookup of the uint64 keys with it and with the search
+    # alone (the same ring built with the hook off)
+    from consistent_hash import _ring
+    old = _ring._direct_lines(False)
+    try:
+        plain = HashRing(node_names(10_000))
+    finally:
+        _ring._direct_lines(old)
+    _lookup_checked(rep, mid, h[:100_000], "1.6 M positions, line table")
+    _lookup_checked(rep, plain, h[:100_000], "1.6 M positions, search alone")
+    lk = best_of({"lines": lambda: mid.lookup(h, out, threads=1),
+                  "search": lambda: plain.lookup(h, out, threads=1)}, rounds)
+    lines = mid._core.direct_table
     rep.add("search", "`get_indices(list[str])`, 1.6 M positions", t["mid"] / n, "ns/key",
-            "the same at 16,000 positions", t["small"] / n, "<= 1.5", "threads=1")
+            "the same at 16,000 positions", t["small"] / n, "<= 1.5",
+            f"threads=1; `lookup` of uint64 there {lk['lines'] / n:.2f} ns/key through the "
+            f"line table ({lines.nbytes / 1e6:.1f} MB), {lk['search'] / n:.2f} by the search "
+            "alone")
     if q:
         return
     big = HashRing(node_names(100_000))

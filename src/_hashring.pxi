@@ -17,6 +17,7 @@
 _U64 = np.dtype(np.uint64)
 _I32 = np.dtype(np.int32)
 _U32 = np.dtype(np.uint32)
+_U16 = np.dtype(np.uint16)
 _np_empty = np.empty
 _BARE = object()        # _Ring(_BARE): a snapshot the builders below fill in (_adopt)
 
@@ -177,6 +178,10 @@ cdef class _Ring(_Router):
         layout q built from them (built here when None)."""
         cdef int b = ch_owner_bits(<size_t>len(self.nodes))
         cdef int tk = ch_direct_bits(self.n, b)
+        cdef int lines = 0
+        if not tk:
+            tk = ch_lines_bits(self.n, <size_t>len(self.nodes))
+            lines = tk > 0
         cdef uint64_t *qp
         self.own = <const int32_t *>_buf(routing, False) if self.n else NULL
         if q is None:
@@ -188,23 +193,25 @@ cdef class _Ring(_Router):
         self.R.q = <const uint64_t *>_buf(q, False)
         self.R.own = self.own
         self.R.b = b
-        # a small ring's direct table (ch_search.h): built on first use (note_lookups)
+        # a small ring's direct table, a larger one's line table (ch_search.h): built on first
+        # use (note_lookups)
         self._direct = None
         self._looked = 0
         self._claim = 0
         self.R.t = NULL
-        ch_route_table_form(&self.R, tk)
+        ch_route_table_form(&self.R, tk, lines)
         return 0
 
     cdef int note_lookups(self, Py_ssize_t m) except -1:
         """Count m keys about to be looked up (with the GIL); past 2**(tk + 1) keys since the
-        routing was set, build the direct table.  Built at once, every membership change
-        (each a new snapshot) would pay for it: 130-300 us at 16,000 positions, where add +
-        remove costs about 40; built on first use, a snapshot that answers few keys never
-        does, and one that answers many pays about as many ns as it saves in its first ones."""
+        routing was set (a line table: 2**(tk + 3), about as many as positions), build the
+        table.  Built at once, every membership change (each a new snapshot) would pay for
+        it: 130-300 us at 16,000 positions, where add + remove costs about 40; built on first
+        use, a snapshot that answers few keys never does, and one that answers many pays
+        about as many ns as it saves in its first ones."""
         if self._claim == 0 and self.R.tk:
             self._looked += m  # (a count two threads may race on: it only has to get there)
-            if self._looked >= (<int64_t>2 << self.R.tk):
+            if self._looked >= (<int64_t>2 << (self.R.tk + 2 * self.R.lines)):
                 self.build_direct()
         return 0
 
@@ -215,12 +222,22 @@ cdef class _Ring(_Router):
         layout's."""
         cdef int tk = self.R.tk
         cdef uint64_t *tp
+        cdef Py_ssize_t skip
         if not tk or self._claim or not ch_direct_claim(&self._claim):
             return 0
-        t = _np_empty(<Py_ssize_t>1 << tk, _U64)
-        tp = <uint64_t *>_buf(t, True)
-        with nogil:
-            ch_build_direct(self.pos, self.R.own, self.n, self.R.b, tk, self.R.pairs, tp)
+        if self.R.lines:  # 2**tk lines of 32 uint16, on a 64-byte boundary
+            raw = _np_empty((<Py_ssize_t>32 << tk) + 32, _U16)
+            skip = <Py_ssize_t>((64 - <uintptr_t>_buf(raw, True) % 64) % 64) // 2
+            t = raw[skip:skip + (32 << tk)].reshape(1 << tk, 32)
+            tp = <uint64_t *>_buf(t, True)
+            with nogil:
+                ch_build_lines(self.pos, self.R.own, self.n, self.idx, self.k, tk,
+                               <ch_line *>tp)
+        else:
+            t = _np_empty(<Py_ssize_t>1 << tk, _U64)
+            tp = <uint64_t *>_buf(t, True)
+            with nogil:
+                ch_build_direct(self.pos, self.R.own, self.n, self.R.b, tk, self.R.pairs, tp)
         self._direct = t
         ch_direct_publish(&self.R, tp)
         return 0
@@ -260,10 +277,12 @@ cdef class _Ring(_Router):
 
     @property
     def direct_table(self):
-        """The read-only direct table a small ring's lookups read first (uint64[2**tk], one
-        word per bucket of the top tk bits of a hash; ch_search.h), None past 32,768
-        positions: derived from positions and routing_owners, never serialized, built on
-        first use (after 2**(tk + 1) keys, or here)."""
+        """The read-only table a ring's lookups read first (ch_search.h), derived from
+        positions and routing_owners, never serialized, built on first use (after 2**(tk + 1)
+        keys, 2**(tk + 3) for lines, or here): up to 32,768 positions the direct table
+        (uint64[2**tk], one word per bucket of the top tk bits of a hash); past them, on a
+        ring of at most 65,535 nodes, the line table (uint16[2**tk, 32], a line per bucket:
+        16 position bits xor 0x8000, then 16 owners); else None."""
         self.build_direct()
         if not self.R.tk:
             return None
@@ -272,6 +291,11 @@ cdef class _Ring(_Router):
             time.sleep(0)
         _freeze(self._direct)
         return self._direct
+
+    @property
+    def direct_table_lines(self):
+        """Whether the table is a line table (see direct_table)."""
+        return bool(self.R.lines)
 
     @property
     def direct_table_pairs(self):

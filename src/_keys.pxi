@@ -62,6 +62,17 @@ def _direct_pairs(object use=None):
     return old
 
 
+def _direct_lines(object use=None):
+    """Whether rings past the direct table whose routing is set from now on may build line
+    tables (ch_search.h; a test and bench hook: use=False leaves them to the search).
+    Returns the old setting."""
+    global ch_direct_lines_on
+    old = bool(ch_direct_lines_on)
+    if use is not None:
+        ch_direct_lines_on = 1 if use else 0
+    return old
+
+
 # Every hash by name: read from the one table of src/ch_hashes.h (ids are written only there).
 HASH_IDS = {ch_hash_rows[i].name.decode("ascii"): ch_hash_rows[i].id
             for i in range(ch_hash_count)}

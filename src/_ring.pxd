@@ -11,7 +11,7 @@ from cpython.pythread cimport (
     PyThread_release_lock,
     PyThread_type_lock,
 )
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 
 cdef extern from "Python.h":
     PyObject** PySequence_Fast_ITEMS(object o)
@@ -121,12 +121,21 @@ cdef extern from "ch_search.h" nogil:
         int tb
         int pairs
         uint64_t smask
+        int lines
     int ch_direct_pairs_on
+    int ch_direct_lines_on
+    ctypedef struct ch_line:
+        int16_t f[16]
+        uint16_t o[16]
+    int CH_LINES_MAX_NODES
+    int ch_lines_bits(size_t n, size_t nodes)
+    void ch_build_lines(const uint64_t *pos, const int32_t *own, uint32_t n,
+                        const uint32_t *idx, int k, int tk, ch_line *L)
     int ch_owner_bits(size_t nodes)
     int ch_direct_bits(size_t n, int b)
     int ch_direct_split_bits(int tk, int b, int pairs)
     int ch_direct_pairs(int tk, int b)
-    void ch_route_table_form(ch_route *R, int tk)
+    void ch_route_table_form(ch_route *R, int tk, int lines)
     void ch_build_direct(const uint64_t *pos, const int32_t *own, uint32_t n, int b, int tk,
                          int pairs, uint64_t *t)
     void ch_direct_publish(ch_route *R, const uint64_t *t)

@@ -64,10 +64,22 @@ def test_route_layout_ties_in_the_high_bits_take_the_exact_search(nodes: int) ->
     assert got == searchsorted_owners(ring, h).tolist()
 
 
+@pytest.fixture(params=["lines", "search"])
+def big_form(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Rings past the direct table with a line table (of at most 65,535 nodes, once built) and
+    with the search alone (the hook off, as for wider owners)."""
+    old = _ring._direct_lines(request.param == "lines")
+    try:
+        yield request.param
+    finally:
+        _ring._direct_lines(old)
+
+
 @pytest.mark.parametrize("nodes", [1, 7, 300, 70_000, 140_000])
-def test_lookup_matches_searchsorted_at_every_size(nodes: int) -> None:
+def test_lookup_matches_searchsorted_at_every_size(big_form: str, nodes: int) -> None:
     # 70,000 x 4 positions is past 2^16 (a key's words may span two lines), 140,000 x 4 past
-    # 2^19 (the batch prefetches 64 keys ahead instead of 16)
+    # 2^19 (the batch prefetches 64 keys ahead instead of 16); 300 x 160 has a line table
+    # (built during the batches below) unless the hook is off
     ring = HashRing([f"n{i}" for i in range(nodes)], vnodes=4 if nodes > 1000 else 160)
     rng = np.random.default_rng(nodes)
     pos = ring.positions
@@ -80,6 +92,12 @@ def test_lookup_matches_searchsorted_at_every_size(nodes: int) -> None:
     for m in (16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 130, 200, 2049):
         # batches around each depth D and 2D: the keys ahead run out before the batch does
         assert np.array_equal(ring.lookup(h[-m:], threads=1), want[-m:]), m
+    assert ring._core.direct_table_lines == (big_form == "lines" and nodes == 300)
+    if ring._core.direct_table_lines:  # built here if the batches did not reach its threshold
+        assert ring._core.direct_table is not None and ring._core.direct_table_built
+        assert np.array_equal(ring.lookup(h, threads=1), want)
+        for m in (1, 63, 64, 65, 127, 128, 129, 2049):  # around the runs of 64 and the prefetch
+            assert np.array_equal(ring.lookup(h[-m:], threads=1), want[-m:]), m
 
 
 # -- the direct table of a small ring -------------------------------------------------------------
@@ -178,8 +196,8 @@ def test_direct_table_is_its_documented_layout(table_form: str, nodes: int, vnod
     core = ring._core
     n = len(ring.positions)
     t = core.direct_table
-    if n > 32_768:
-        assert t is None
+    if n > 32_768:  # the line table's (below)
+        assert core.direct_table_lines
         return
     tk = max(n - 1, 0).bit_length() + 2  # the power of two at least 4n
     assert t.dtype == np.uint64 and len(t) == 1 << tk and t.nbytes <= 1 << 20
@@ -203,7 +221,8 @@ def test_direct_table_lookups_match_searchsorted(simd: str, table_form: str, nod
     h = _adversarial(pos, tk, tb, np.random.default_rng(n))
     want = searchsorted_owners(ring, h)
     assert np.array_equal(ring.lookup(h[:1], threads=1), want[:1])  # before the table: search
-    assert (ring._core.direct_table is None) == (n > 32_768)  # built now
+    assert ring._core.direct_table is not None  # built now
+    assert ring._core.direct_table_lines == (n > 32_768)
     assert np.array_equal(ring.lookup(h, threads=1), want)
     assert np.array_equal(ring.lookup(h, threads=2), want)
     # batch lengths around the 8 lanes, the runs of 64 the AVX2 kernel notes hard keys in and
@@ -251,10 +270,11 @@ def test_direct_table_is_built_on_first_use_and_answers_alike() -> None:
     assert [ring.get(k) for k in keys] == names_before
 
 
-def test_direct_table_published_while_batches_run() -> None:
+@pytest.mark.parametrize("nodes", [100, 250])  # a direct table, a line table
+def test_direct_table_published_while_batches_run(nodes: int) -> None:
     # Threads routing batches through one snapshot while its table is built and published:
     # each batch sees no table or the whole one, so every answer is the search's.
-    ring = HashRing([f"n{i}" for i in range(100)], vnodes=160)
+    ring = HashRing([f"n{i}" for i in range(nodes)], vnodes=160)
     h = np.random.default_rng(9).integers(0, 2**64, 200_000, dtype=np.uint64)
     want = searchsorted_owners(ring, h)
     errors: list[str] = []
@@ -324,6 +344,183 @@ def test_direct_table_routes_around_down_nodes(simd: str, table_form: str, down:
     assert np.array_equal(ring.lookup(h, threads=1), want)
     assert [core.index_of_hash(int(x)) for x in h[::5]] == want[::5].tolist()
     assert not set(want.tolist()) & {ring.nodes.index(f"n{i * 2}") for i in range(down)}
+    for i in range(down):
+        ring.mark_up(f"n{i * 2}")
+    assert np.array_equal(ring._core.direct_table, before)
+    assert np.array_equal(ring.lookup(h, threads=1), searchsorted_owners(ring, h))
+
+
+# -- the line table of a larger ring --------------------------------------------------------------
+
+def _line_bits(n: int) -> int:
+    return n.bit_length() - 3  # floor(log2 n) - 2: 4 to 8 positions a line
+
+
+def _line_table(pos: np.ndarray, own: np.ndarray, tk: int) -> np.ndarray:
+    """The line table as ch_search.h documents it, from the sorted positions and routing
+    owners: line B holds the positions whose top tk bits are B, in order (up to 15), as the 16
+    bits below those xor 0x8000, then 0x7FFF in every slot left; then their owners, then the
+    owner of the first position of a later line (wrapping to position 0) in every slot left.
+    A line of 16 or more positions: 0x7FFF and owner 0xFFFF in every slot."""
+    u = np.uint64
+    nb = 1 << tk
+    line = (pos >> u(64 - tk)).astype(np.int64)
+    first = np.searchsorted(line, np.arange(nb), side="left")
+    after = np.searchsorted(line, np.arange(nb), side="right")
+    count = after - first
+    f = np.full((nb, 16), 0x7FFF, dtype=np.uint16)
+    o = np.repeat(own[after % len(pos)].astype(np.uint16)[:, None], 16, axis=1)
+    slot = np.arange(len(pos)) - first[line]
+    fits = count[line] <= 15
+    f[line[fits], slot[fits]] = (((pos[fits] >> u(48 - tk)) & u(0xFFFF)) ^ u(0x8000))
+    o[line[fits], slot[fits]] = own[fits]
+    o[count >= 16] = 0xFFFF
+    return np.concatenate([f, o], axis=1)
+
+
+def _line_probes(pos: np.ndarray, tk: int, rng: np.random.Generator) -> np.ndarray:
+    """Keys at, just below and just above every position; keys sharing a position's top tk + 16
+    bits but differing below them (the search decides those); every line's first and last
+    hash; random keys."""
+    u = np.uint64
+    low = (u(1) << u(48 - tk)) - u(1)
+    edges = np.arange(1 << tk, dtype=u) << u(64 - tk)
+    return np.concatenate([pos, pos - u(1), pos + u(1), pos ^ low, pos & ~low, pos | low,
+                           (pos & ~low) - u(1), (pos | low) + u(1), edges, edges - u(1),
+                           rng.integers(0, 2**64, 20_000, dtype=u),
+                           np.array([0, 1, MASK64], dtype=u)])
+
+
+# (nodes, vnodes): 32,769 positions (the smallest ring with lines: 2^13 of them, 4 a line),
+# 40,000, 65,535 nodes of one vnode (the widest owners a line holds), 1.6 M (the hot path's
+# big ring, 2^18 lines of 6.1)
+LINE_SIZES = [(32_769, 1), (250, 160), (65_535, 1), (10_000, 160)]
+
+
+@pytest.mark.parametrize("nodes,vnodes", LINE_SIZES)
+def test_line_table_is_its_documented_layout(nodes: int, vnodes: int) -> None:
+    ring = HashRing([f"n{i}" for i in range(nodes)], vnodes=vnodes)
+    core = ring._core
+    n = len(ring.positions)
+    tk = _line_bits(n)
+    assert core.direct_table_lines and not core.direct_table_pairs
+    t = core.direct_table
+    assert t.dtype == np.uint16 and t.shape == (1 << tk, 32) and not t.flags.writeable
+    assert t.ctypes.data % 64 == 0  # a line is a cache line
+    assert 8 * n < t.nbytes <= 16 * n  # the memory the README states
+    assert np.array_equal(t, _line_table(ring.positions, core.routing_owners, tk))
+
+
+@pytest.mark.parametrize("nodes,vnodes", LINE_SIZES[:3])
+def test_line_table_lookups_match_searchsorted(simd: str, nodes: int, vnodes: int) -> None:
+    ring = HashRing([f"n{i}" for i in range(nodes)], vnodes=vnodes)
+    pos = ring.positions
+    h = _line_probes(pos, _line_bits(len(pos)), np.random.default_rng(len(pos)))
+    want = searchsorted_owners(ring, h)
+    assert np.array_equal(ring.lookup(h[:1], threads=1), want[:1])  # before the table: search
+    assert ring._core.direct_table is not None  # built now
+    assert np.array_equal(ring.lookup(h, threads=1), want)
+    assert np.array_equal(ring.lookup(h, threads=2), want)
+    for m in (1, 2, 63, 64, 65, 127, 128, 129, 191, 192, 193, 1000):
+        for start in (0, len(h) - m):  # runs of 64, the prefetch 64 keys ahead running out
+            assert np.array_equal(ring.lookup(h[start:start + m], threads=1),
+                                  want[start:start + m]), (m, start)
+    assert [ring._core.index_of_hash(int(x)) for x in h[::7]] == want[::7].tolist()
+    keys = [f"k{i}" for i in range(3000)]
+    assert ring.get_many(keys).tolist() == [ring.get(k) for k in keys] == \
+        [ring.nodes[i] for i in searchsorted_owners(
+            ring, np.array([xxhash.xxh3_64_intdigest(k.encode()) for k in keys], np.uint64))]
+
+
+def test_line_table_full_lines_ties_and_duplicates(simd: str) -> None:
+    # Every position placed by hand: lines of 15 positions (every slot but the last), of 16
+    # and 40 (full: every key to the search), two positions at one value, positions equal in
+    # their top tk + 16 bits, the first line's first hash, the last line's last hash (2^64 -
+    # 1), and an empty line at the end (its keys wrap to position 0); the rest uniform.
+    names = [f"n{i}" for i in range(330)]
+    n = 330 * 100
+    tk = _line_bits(n)
+    top = 64 - tk
+    rng = np.random.default_rng(11)
+    spots = [int(x) for x in rng.integers(0, 2**64 - (4 << top), n, dtype=np.uint64)]
+    spots = [p for p in spots if (p >> top) not in (5, 9, 13, 17)]
+    special = ([(5 << top) + 1000 * i for i in range(15)] + [(9 << top) + 7 * i for i in range(16)]
+               + [(13 << top) + (1 << 20) * i for i in range(40)]
+               + [(17 << top) + 99, (17 << top) + 99, (17 << top) + (5 << (top - 16)) + 1,
+                  (17 << top) + (5 << (top - 16)) + 3, 0, MASK64])
+    spots = special + spots[:n - len(special)]
+    labels = {f"{names[j % 330]}#{j // 330}".encode(): p for j, p in enumerate(spots)}
+    ring = HashRing(names, vnodes=100, hash=forced(labels))
+    pos = ring.positions
+    assert len(pos) == n and sorted(pos.tolist()) == sorted(spots)
+    t = ring._core.direct_table
+    assert ring._core.direct_table_lines and t.shape == (1 << tk, 32)
+    assert np.array_equal(t, _line_table(pos, ring._core.routing_owners, tk))
+    assert t[5, 15] == 0x7FFF and (t[5, :15] != 0x7FFF).all()  # 15 positions
+    assert (t[9, 16:] == 0xFFFF).all() and (t[13, 16:] == 0xFFFF).all()  # full
+    u = np.uint64
+    h = np.concatenate([_line_probes(pos, tk, rng),
+                        np.array([(b << top) + d for b in (5, 9, 13, 17) for d in
+                                  range(0, 3000, 7)], dtype=u)])
+    want = searchsorted_owners(ring, h)
+    assert np.array_equal(ring.lookup(h, threads=1), want)
+    assert [ring._core.index_of_hash(int(x)) for x in h] == want.tolist()
+
+
+def test_no_line_table_past_65535_nodes_or_with_the_hook_off() -> None:
+    ring = HashRing([f"n{i}" for i in range(65_536)], vnodes=1)  # owners of 16 bits
+    assert ring._core.direct_table is None and not ring._core.direct_table_lines
+    h = np.random.default_rng(3).integers(0, 2**64, 300_000, dtype=np.uint64)
+    assert np.array_equal(ring.lookup(h, threads=1), searchsorted_owners(ring, h))
+    old = _ring._direct_lines(False)
+    try:
+        ring = HashRing([f"n{i}" for i in range(250)], vnodes=160)
+        assert ring._core.direct_table is None and not ring._core.direct_table_lines
+        assert np.array_equal(ring.lookup(h, threads=1), searchsorted_owners(ring, h))
+    finally:
+        _ring._direct_lines(old)
+    ring.add("x")  # a new snapshot, its form set now: lines
+    assert ring._core.direct_table_lines
+
+
+def test_line_table_is_built_on_first_use() -> None:
+    # 40,000 positions, 2^13 lines: built once a snapshot has been asked for 2^16 keys
+    ring = HashRing([f"n{i}" for i in range(250)], vnodes=160)
+    core = ring._core
+    threshold = 1 << 16
+    h = np.random.default_rng(6).integers(0, 2**64, threshold, dtype=np.uint64)
+    want = searchsorted_owners(ring, h)
+    keys = [f"k{i}" for i in range(2000)]
+    assert np.array_equal(ring.lookup(h[:threshold - 2000 - 10], threads=1),
+                          want[:threshold - 2000 - 10])
+    names = [ring.get(k) for k in keys]
+    assert not core.direct_table_built  # 10 keys short
+    assert np.array_equal(ring.lookup(h, threads=1), want)
+    assert core.direct_table_built
+    assert [ring.get(k) for k in keys] == names
+
+
+@pytest.mark.parametrize("down", [1, 3, 100])
+def test_line_table_routes_around_down_nodes(simd: str, down: int) -> None:
+    # a few down (the health ring searches the true owners and walks on) and many (routing
+    # owners of their own, the table built from them); mark_up restores the first table
+    ring = HashRing([f"n{i}" for i in range(250)], vnodes=160)
+    before = ring._core.direct_table.copy()
+    for i in range(down):
+        ring.mark_down(f"n{i * 2}")
+    core = ring._core
+    pos = ring.positions
+    h = _line_probes(pos, _line_bits(len(pos)), np.random.default_rng(down))
+    want = core.routing_owners[np.searchsorted(pos, h, side="left") % len(pos)]
+    assert np.array_equal(ring.lookup(h, threads=1), want)
+    assert np.array_equal(ring.lookup(h, threads=2), want)
+    assert [core.index_of_hash(int(x)) for x in h[::5]] == want[::5].tolist()
+    assert not set(want.tolist()) & {ring.nodes.index(f"n{i * 2}") for i in range(down)}
+    # a sparse snapshot reads the table of the true owners and walks on from a down one
+    table_owners = core.routing_owners if down == 100 else ring.owners
+    assert core.direct_table_lines
+    assert np.array_equal(core.direct_table,
+                          _line_table(pos, table_owners, _line_bits(len(pos))))
     for i in range(down):
         ring.mark_up(f"n{i * 2}")
     assert np.array_equal(ring._core.direct_table, before)
