@@ -115,7 +115,7 @@ class Router(_RouterBase):
     # implementation below.
 
     if TYPE_CHECKING:
-        def get(self, key: Key) -> str:
+        def get(self, key: Key, /) -> str:
             """The node of one key.
 
             Raises EmptyRingError when there are no nodes, TypeError for an unsupported key

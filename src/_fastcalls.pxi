@@ -181,6 +181,7 @@ cdef class _RouterBase:
             raise AttributeError(f"{type(self).__name__!r} object has no snapshot (_core)")
         return core
 
+    @cython.always_allow_keywords(False)  # METH_O: the key positional, as dict.get's
     def get(self, key):
         """The node of one key.
 

@@ -49,6 +49,19 @@ def test_repr_names_the_class(spec: RouterSpec) -> None:
         assert repr(router(spec, [])).startswith(type(r).__name__ + "(")
 
 
+@pytest.mark.parametrize("spec", ROUTERS, ids=ids(ROUTERS))
+def test_get_takes_its_key_positionally(spec: RouterSpec) -> None:
+    # get(key, /), as dict.get: one positional argument (METH_O, no argument parsing per
+    # request); a keyword, no argument or two are a TypeError, and the router is unchanged
+    r = router(spec)
+    key = ROUTE_KEYS[0]
+    want = r.get(key)
+    for call in (lambda: r.get(key=key), lambda: r.get(), lambda: r.get(key, key)):
+        with pytest.raises(TypeError):
+            call()
+    assert r.get(key) == want and sorted(r.nodes) == sorted(NODES)
+
+
 # --------------------------------------------------------------------------------------------
 # ==, copy, pickle, to_bytes / from_bytes, fingerprint
 # --------------------------------------------------------------------------------------------

@@ -217,7 +217,7 @@ class SlotMap(Router):
 
     # -- lookups ----------------------------------------------------------------------------
 
-    def get(self, key: Key) -> str:
+    def get(self, key: Key, /) -> str:
         """The node serving the key's slot; LookupError if the slot is unassigned
         (EmptyRingError, a LookupError, when the map has no nodes at all)."""
         s = _HASHER.hash(key)  # as the batch path: every router's keys (no floats)
