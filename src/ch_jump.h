@@ -16,6 +16,7 @@
 #ifndef CH_JUMP_H
 #define CH_JUMP_H
 
+#include <float.h>   /* FLT_EVAL_METHOD */
 #include <stdint.h>
 #include <stddef.h>
 
@@ -40,32 +41,48 @@ static inline int32_t ch_jump_ref(uint64_t key, int32_t n) {
  * rounded j = ((b + 1) * 2^31) / r by under 3 * 2^-22 wherever j < 2^31.  So ja gives the same
  * truncation as j unless its fractional part is within 2^-20 of an integer, and only then
  * (probability about 2^-19 a step) the exact division is done.  A ja >= n + 0.5 is past n for
- * j too (the relative error is below 2^-51). */
+ * j too (the relative error is below 2^-51).
+ *
+ * The candidate stays a double, bp = b + 1, so that a step's critical path is a multiply and
+ * two adds: floor(ja) is read from y = ja + (2^52 - 0.5), rounded to an integer by the add
+ * itself (ja >= 1 puts the sum at or above 2^52 + 0.5, where doubles are the integers):
+ * y - 2^52 is the integer nearest ja - 0.5, which is floor(ja) unless ja is within 2^-20 of an
+ * integer, exactly the case the exact division takes (there it is floor(ja) or one below, and
+ * ja minus it is then below 2^-20 or at least 1, so the test sees it).  Where the integer
+ * candidate took a conversion to double and one back each step (ja from b + 1, b from ja), a
+ * walk at 100 buckets, key after dependent key, went 59-71 -> 36-57 ns (the 2-core Intel
+ * Xeon, a build running beside it). */
 #define CH_JUMP_EPS (1.0 / 1048576.0)
+#define CH_JUMP_2P52 4503599627370496.0
 
-static inline int ch_jump_step(uint64_t *key, int64_t *b, double dn) {
+static inline int ch_jump_step(uint64_t *key, double *bp, double dn) {
     *key = *key * CH_JUMP_MUL + 1;
     uint32_t r = (uint32_t)(*key >> 33);
     double inv = 2147483648.0 / (double)(r + 1);
-    double ja = (double)(*b + 1) * inv;
+    double ja = *bp * inv;
     if (r == 0x7FFFFFFFu || ja >= dn + 0.5) return 0;
-    int64_t t = (int64_t)ja;
-    double f = ja - (double)t;
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
+    volatile double y = ja + (CH_JUMP_2P52 - 0.5);  /* x87: rounded to a double by the store */
+    double fl = y - CH_JUMP_2P52;
+#else
+    double fl = (ja + (CH_JUMP_2P52 - 0.5)) - CH_JUMP_2P52;
+#endif
+    double f = ja - fl;
     if (f < CH_JUMP_EPS || f > 1.0 - CH_JUMP_EPS) {
-        double j = (double)((*b + 1) << 31) / (double)(r + 1);
+        double j = (double)(((int64_t)*bp) << 31) / (double)(r + 1);
         if (!(j < dn)) return 0;
-        t = (int64_t)j;
+        fl = (double)(int64_t)j;
     }
-    if (t >= (int64_t)dn) return 0;
-    *b = t;
+    if (fl >= dn) return 0;
+    *bp = fl + 1.0;
     return 1;
 }
 
 static inline int32_t ch_jump(uint64_t key, int32_t n) {
-    int64_t b = 0;
+    double bp = 1.0;
     const double dn = (double)n;
-    while (ch_jump_step(&key, &b, dn)) {}
-    return (int32_t)b;
+    while (ch_jump_step(&key, &bp, dn)) {}
+    return (int32_t)bp - 1;
 }
 
 /* Batch: four walks in flight, each lane taking the next key as soon as its walk ends, so the
@@ -80,16 +97,16 @@ static inline void ch_jump_batch(const uint64_t *keys, size_t m, int32_t n, int3
         return;
     }
     uint64_t k[CH_JUMP_LANES];
-    int64_t b[CH_JUMP_LANES];
+    double b[CH_JUMP_LANES];    /* each walk's candidate + 1 */
     size_t idx[CH_JUMP_LANES];
     size_t next = 0, live = CH_JUMP_LANES;
-    for (int l = 0; l < CH_JUMP_LANES; l++) { idx[l] = next; k[l] = keys[next++]; b[l] = 0; }
+    for (int l = 0; l < CH_JUMP_LANES; l++) { idx[l] = next; k[l] = keys[next++]; b[l] = 1.0; }
     while (live) {
         for (int l = 0; l < CH_JUMP_LANES; l++) {
             if (idx[l] == (size_t)-1) continue;
             if (!ch_jump_step(&k[l], &b[l], dn)) {
-                out[idx[l]] = (int32_t)b[l];
-                if (next < m) { idx[l] = next; k[l] = keys[next++]; b[l] = 0; }
+                out[idx[l]] = (int32_t)b[l] - 1;
+                if (next < m) { idx[l] = next; k[l] = keys[next++]; b[l] = 1.0; }
                 else { idx[l] = (size_t)-1; live--; }
             }
         }
