@@ -127,7 +127,6 @@ cdef extern from "ch_search.h" nogil:
     ctypedef struct ch_line:
         int16_t f[16]
         uint16_t o[16]
-    int CH_LINES_MAX_NODES
     int ch_lines_bits(size_t n, size_t nodes)
     void ch_build_lines(const uint64_t *pos, const int32_t *own, uint32_t n,
                         const uint32_t *idx, int k, int tk, ch_line *L)

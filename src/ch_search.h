@@ -354,13 +354,6 @@ CH_INLINE int16_t ch__line_frag(uint64_t h, int fs) {
     return (int16_t)(uint16_t)((uint16_t)(h >> fs) ^ 0x8000u);
 }
 
-static inline void ch__line_rest(ch_line *l, unsigned from, uint16_t o) {
-    for (unsigned u = from; u < 16; u++) {
-        l->f[u] = INT16_MAX;
-        l->o[u] = o;
-    }
-}
-
 /* L[0 .. 2^tk) for the sorted positions pos[0 .. n) (n >= 1, padded) and their routing
  * owners own (each below CH_LINE_FULL), from the ring's prefix index idx of k >= tk bits:
  * bucket B of the lines holds positions idx[B << (k - tk)] up to idx[(B + 1) << (k - tk)],
@@ -372,17 +365,14 @@ static inline void ch_build_lines(const uint64_t *pos, const int32_t *own, uint3
     const uint64_t nb = (uint64_t)1 << tk;
     for (uint64_t B = 0; B < nb; B++) {
         const uint32_t s = idx[B << d], e = idx[(B + 1) << d], m = e - s;
-        const uint16_t nx = (uint16_t)own[e < n ? e : 0];
+        const uint32_t kept = m <= 15 ? m : 0;  /* a full line keeps no position */
+        const uint16_t nx = m <= 15 ? (uint16_t)own[e < n ? e : 0] : CH_LINE_FULL;
         ch_line l;
-        if (m <= 15) {
-            for (uint32_t u = 0; u < 16; u++) {
-                const int in = u < m;
-                const uint32_t p = in ? s + u : s;   /* pos[s] is a position or a pad word */
-                l.f[u] = in ? ch__line_frag(pos[p], fs) : INT16_MAX;
-                l.o[u] = in ? (uint16_t)own[p < n ? p : 0] : nx;
-            }
-        } else {
-            ch__line_rest(&l, 0, CH_LINE_FULL);
+        for (uint32_t u = 0; u < 16; u++) {
+            const int in = u < kept;
+            const uint32_t p = in ? s + u : 0;
+            l.f[u] = in ? ch__line_frag(pos[p], fs) : INT16_MAX;
+            l.o[u] = in ? (uint16_t)own[p] : nx;
         }
         memcpy(L + B, &l, sizeof l);
     }

@@ -328,26 +328,38 @@ def test_direct_table_buckets_of_several_positions_and_equal_splits(simd: str, t
     assert [ring._core.index_of_hash(int(x)) for x in h] == want.tolist()
 
 
-@pytest.mark.parametrize("down", [1, 3, 50])
-def test_direct_table_routes_around_down_nodes(simd: str, table_form: str, down: int) -> None:
-    # a few down (the health ring searches the true owners and walks on) and many (routing
-    # owners of their own, the table built from them); mark_up restores the first table
-    ring = HashRing([f"n{i}" for i in range(100)], vnodes=160)
+def _routes_around_down_nodes(ring: HashRing, down: int, probes: Any,
+                              table_check: Any = None) -> None:
+    """Mark nodes n0, n2, ... down: lookups (1 and 2 threads) and the per-request route answer
+    the routing owners' searchsorted on probes(core, positions) and never a down node;
+    table_check(core, positions) then, and mark_up restores the first table and answers."""
     before = ring._core.direct_table.copy()
     for i in range(down):
         ring.mark_down(f"n{i * 2}")
     core = ring._core
     pos = ring.positions
-    h = _adversarial(pos, 16, _split_bits(100, 16, core.direct_table_pairs),
-                     np.random.default_rng(down))
+    h = probes(core, pos)
     want = core.routing_owners[np.searchsorted(pos, h, side="left") % len(pos)]
     assert np.array_equal(ring.lookup(h, threads=1), want)
+    assert np.array_equal(ring.lookup(h, threads=2), want)
     assert [core.index_of_hash(int(x)) for x in h[::5]] == want[::5].tolist()
     assert not set(want.tolist()) & {ring.nodes.index(f"n{i * 2}") for i in range(down)}
+    if table_check is not None:
+        table_check(core, pos)
     for i in range(down):
         ring.mark_up(f"n{i * 2}")
     assert np.array_equal(ring._core.direct_table, before)
     assert np.array_equal(ring.lookup(h, threads=1), searchsorted_owners(ring, h))
+
+
+@pytest.mark.parametrize("down", [1, 3, 50])
+def test_direct_table_routes_around_down_nodes(simd: str, table_form: str, down: int) -> None:
+    # a few down (the health ring searches the true owners and walks on) and many (routing
+    # owners of their own, the table built from them); mark_up restores the first table
+    _routes_around_down_nodes(
+        HashRing([f"n{i}" for i in range(100)], vnodes=160), down,
+        lambda core, pos: _adversarial(pos, 16, _split_bits(100, 16, core.direct_table_pairs),
+                                       np.random.default_rng(down)))
 
 
 # -- the line table of a larger ring --------------------------------------------------------------
@@ -502,29 +514,17 @@ def test_line_table_is_built_on_first_use() -> None:
 
 @pytest.mark.parametrize("down", [1, 3, 100])
 def test_line_table_routes_around_down_nodes(simd: str, down: int) -> None:
-    # a few down (the health ring searches the true owners and walks on) and many (routing
-    # owners of their own, the table built from them); mark_up restores the first table
-    ring = HashRing([f"n{i}" for i in range(250)], vnodes=160)
-    before = ring._core.direct_table.copy()
-    for i in range(down):
-        ring.mark_down(f"n{i * 2}")
-    core = ring._core
-    pos = ring.positions
-    h = _line_probes(pos, _line_bits(len(pos)), np.random.default_rng(down))
-    want = core.routing_owners[np.searchsorted(pos, h, side="left") % len(pos)]
-    assert np.array_equal(ring.lookup(h, threads=1), want)
-    assert np.array_equal(ring.lookup(h, threads=2), want)
-    assert [core.index_of_hash(int(x)) for x in h[::5]] == want[::5].tolist()
-    assert not set(want.tolist()) & {ring.nodes.index(f"n{i * 2}") for i in range(down)}
-    # a sparse snapshot reads the table of the true owners and walks on from a down one
-    table_owners = core.routing_owners if down == 100 else ring.owners
-    assert core.direct_table_lines
-    assert np.array_equal(core.direct_table,
-                          _line_table(pos, table_owners, _line_bits(len(pos))))
-    for i in range(down):
-        ring.mark_up(f"n{i * 2}")
-    assert np.array_equal(ring._core.direct_table, before)
-    assert np.array_equal(ring.lookup(h, threads=1), searchsorted_owners(ring, h))
+    # as the direct table's; a sparse snapshot (a few down) reads the table of the true owners
+    # and walks on from a down one, a dense one the table of its routing owners
+    def table_check(core: Any, pos: np.ndarray) -> None:
+        owners = core.routing_owners if down == 100 else core.owners
+        assert core.direct_table_lines
+        assert np.array_equal(core.direct_table, _line_table(pos, owners, _line_bits(len(pos))))
+
+    _routes_around_down_nodes(
+        HashRing([f"n{i}" for i in range(250)], vnodes=160), down,
+        lambda core, pos: _line_probes(pos, _line_bits(len(pos)), np.random.default_rng(down)),
+        table_check)
 
 
 # -- NumPy S rows ---------------------------------------------------------------------------------
