@@ -1204,6 +1204,28 @@ def test_int_keys_hash_as_their_decimal_on_every_path(seed: int) -> None:
     assert list(ring.get_many(np.array(unsigned, dtype=np.uint64))) == [want[k] for k in unsigned]
 
 
+
+def test_int_decimals_of_every_digit_pair_in_every_place() -> None:
+    """The eight-digit groups are made a digit pair at a time from the top (src/ch_keys.h,
+    ch__dec8_word): every pair 00-99 in each of the four places of a group, next to 00 and 99
+    pairs, the edges where a pair carries into the next, in the low and the high group of a
+    16-digit key and alone, and 200,000 random keys of 1 to 16 digits: XXH3 of str(key) from
+    xxhash on each (a list of ints, an int64 array and get alike)."""
+    rng = np.random.default_rng(8)
+    group = {d * 100**p + fill for d in range(100) for p in range(4)
+             for fill in (0, 99_999_999 - 99 * 100**p)}
+    group |= {a * 10**k - 1 for a in range(1, 100) for k in range(1, 7)}
+    keys = sorted(group) + [g * 10**8 + 12_345_678 for g in sorted(group)[::7]]
+    keys += [87_654_321 * 10**8 + g for g in sorted(group)[::7]]
+    keys += [int(x) for x in rng.integers(0, 10**16, 100_000) // 10 ** rng.integers(0, 16, 100_000)]
+    keys += [int(x) for x in rng.integers(-(10**15), 0, 100_000)]
+    ring = HashRing([f"node-{i}" for i in range(11)])
+    want = np.array([xxhash.xxh3_64_intdigest(str(k).encode()) for k in keys], dtype=np.uint64)
+    assert np.array_equal(ring.hash_many(keys, threads=1), want)
+    assert np.array_equal(ring.hash_many(np.array(keys, dtype=np.int64), threads=1), want)
+    idx = ring.lookup(want, threads=1)
+    assert [ring.get(k) for k in keys[::50]] == [ring.nodes[i] for i in idx[::50]]
+
 RAW_INT_ROUTERS = ["JumpHash", "MementoHash", "AnchorHash", "DxHash", "JumpBackHash",
                    "JumpBackAnchorHash", "FlipHash", "BinomialHash", "PowerHash"]
 
