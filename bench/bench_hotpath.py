@@ -295,9 +295,10 @@ def sec_search(rep: Report, q: bool) -> None:
     _lookup_checked(rep, small, h[:100_000], "16,000 positions")
     # Each side back to back, as a pipeline calls it (hash_many, then lookup): each run follows
     # a run of the same call.  Interleaved run by run, ours would follow np.searchsorted's
-    # ~80 ms, and after that long of anything (an 80 ms sleep alike) ours pays 0.3-0.6 ns a
-    # key more on this shared host, its caches refilled; np.searchsorted, bound by its
-    # search, runs the same either way.  The note gives those figures, from the same rounds.
+    # ~80 ms, and after that long of anything (an 80 ms sleep alike) ours pays 0.4-0.8 ns a
+    # key more on this shared host (more in a busy hour), its caches refilled; np.searchsorted,
+    # bound by its search, runs the same either way.  The note gives those figures, from the
+    # same rounds ("sleep" and "np again" are there to be followed: their own times go unused).
     t = back_to_back({"ours": lambda: small.lookup(h, out, threads=1),
                       "np": lambda: np.searchsorted(small.positions, h)}, rounds)
     after = best_of({"np": lambda: np.searchsorted(small.positions, h),

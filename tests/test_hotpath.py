@@ -1204,7 +1204,6 @@ def test_int_keys_hash_as_their_decimal_on_every_path(seed: int) -> None:
     assert list(ring.get_many(np.array(unsigned, dtype=np.uint64))) == [want[k] for k in unsigned]
 
 
-
 def test_int_decimals_of_every_digit_pair_in_every_place() -> None:
     """The eight-digit groups are made a digit pair at a time from the top (src/ch_keys.h,
     ch__dec8_word): every pair 00-99 in each of the four places of a group, next to 00 and 99
@@ -1225,6 +1224,7 @@ def test_int_decimals_of_every_digit_pair_in_every_place() -> None:
     assert np.array_equal(ring.hash_many(np.array(keys, dtype=np.int64), threads=1), want)
     idx = ring.lookup(want, threads=1)
     assert [ring.get(k) for k in keys[::50]] == [ring.nodes[i] for i in idx[::50]]
+
 
 RAW_INT_ROUTERS = ["JumpHash", "MementoHash", "AnchorHash", "DxHash", "JumpBackHash",
                    "JumpBackAnchorHash", "FlipHash", "BinomialHash", "PowerHash"]
